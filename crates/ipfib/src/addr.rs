@@ -1,0 +1,218 @@
+//! Address families as plain unsigned integers.
+//!
+//! Every engine works on addresses as integers: IPv4 is a `u32`, IPv6 a `u128`, most significant
+//! bit first. The [`Address`] trait is the one small abstraction the route table, the interval
+//! partitioning and the engines are written against, so each algorithm exists once for both
+//! families. `std::net` and `ipnet` types appear only at the API edge.
+
+use std::fmt::{Debug, Display};
+use std::hash::Hash;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::str::FromStr;
+
+use ipnet::{Ipv4Net, Ipv6Net};
+
+/// An IP address family, represented by its address as an unsigned integer.
+///
+/// Implemented for `u32` (IPv4) and `u128` (IPv6). Bit 0 of the integer is the last bit of the
+/// address, so integer order is address order.
+pub trait Address: Copy + Ord + Eq + Hash + Debug + Default + Send + Sync + 'static {
+    /// Address width in bits (32 or 128).
+    const BITS: u8;
+    /// The all-zeros address.
+    const ZERO: Self;
+    /// The all-ones address, the top of the space.
+    const MAX: Self;
+    /// Family name for messages: `"IPv4"` or `"IPv6"`.
+    const FAMILY: &'static str;
+
+    /// The `std::net` address type of this family.
+    type Ip: Copy + Debug + Display + FromStr + Eq;
+    /// The `ipnet` prefix type of this family.
+    type Net: Copy + Debug + Display + FromStr + Eq;
+
+    /// Converts from the `std::net` address.
+    fn from_ip(ip: Self::Ip) -> Self;
+    /// Converts to the `std::net` address.
+    fn to_ip(self) -> Self::Ip;
+    /// Splits an `ipnet` prefix into its address bits and length (host bits are kept as given).
+    fn from_net(net: Self::Net) -> (Self, u8);
+    /// Builds an `ipnet` prefix; `len` must be at most `BITS`.
+    fn to_net(self, len: u8) -> Self::Net;
+
+    /// The network mask of a prefix of length `len` (`0..=BITS`): `len` leading ones.
+    fn mask(len: u8) -> Self;
+    /// Bitwise and.
+    fn and(self, other: Self) -> Self;
+    /// Bitwise or.
+    fn or(self, other: Self) -> Self;
+    /// Bitwise not.
+    fn not(self) -> Self;
+    /// `self + 1`, or `None` at the top of the space.
+    fn checked_succ(self) -> Option<Self>;
+    /// `self - 1`, or `None` at zero.
+    fn checked_pred(self) -> Option<Self>;
+    /// The address widened to 128 bits, left-aligned (IPv4 `a.b.c.d` becomes `a.b.c.d::`), so
+    /// code that only needs the top bits can treat both families alike.
+    fn to_u128_left(self) -> u128;
+    /// Inverse of [`Address::to_u128_left`]; the low bits that do not fit are dropped.
+    fn from_u128_left(v: u128) -> Self;
+}
+
+impl Address for u32 {
+    const BITS: u8 = 32;
+    const ZERO: Self = 0;
+    const MAX: Self = u32::MAX;
+    const FAMILY: &'static str = "IPv4";
+    type Ip = Ipv4Addr;
+    type Net = Ipv4Net;
+
+    #[inline]
+    fn from_ip(ip: Ipv4Addr) -> Self {
+        u32::from(ip)
+    }
+    #[inline]
+    fn to_ip(self) -> Ipv4Addr {
+        Ipv4Addr::from(self)
+    }
+    #[inline]
+    fn from_net(net: Ipv4Net) -> (Self, u8) {
+        (u32::from(net.addr()), net.prefix_len())
+    }
+    fn to_net(self, len: u8) -> Ipv4Net {
+        Ipv4Net::new(self.into(), len.min(32)).expect("length clamped to 32")
+    }
+    #[inline]
+    fn mask(len: u8) -> Self {
+        if len == 0 {
+            0
+        } else {
+            u32::MAX << (32 - u32::from(len.min(32)))
+        }
+    }
+    #[inline]
+    fn and(self, other: Self) -> Self {
+        self & other
+    }
+    #[inline]
+    fn or(self, other: Self) -> Self {
+        self | other
+    }
+    #[inline]
+    fn not(self) -> Self {
+        !self
+    }
+    #[inline]
+    fn checked_succ(self) -> Option<Self> {
+        self.checked_add(1)
+    }
+    #[inline]
+    fn checked_pred(self) -> Option<Self> {
+        self.checked_sub(1)
+    }
+    #[inline]
+    fn to_u128_left(self) -> u128 {
+        u128::from(self) << 96
+    }
+    #[inline]
+    fn from_u128_left(v: u128) -> Self {
+        (v >> 96) as u32
+    }
+}
+
+impl Address for u128 {
+    const BITS: u8 = 128;
+    const ZERO: Self = 0;
+    const MAX: Self = u128::MAX;
+    const FAMILY: &'static str = "IPv6";
+    type Ip = Ipv6Addr;
+    type Net = Ipv6Net;
+
+    #[inline]
+    fn from_ip(ip: Ipv6Addr) -> Self {
+        u128::from(ip)
+    }
+    #[inline]
+    fn to_ip(self) -> Ipv6Addr {
+        Ipv6Addr::from(self)
+    }
+    #[inline]
+    fn from_net(net: Ipv6Net) -> (Self, u8) {
+        (u128::from(net.addr()), net.prefix_len())
+    }
+    fn to_net(self, len: u8) -> Ipv6Net {
+        Ipv6Net::new(self.into(), len.min(128)).expect("length clamped to 128")
+    }
+    #[inline]
+    fn mask(len: u8) -> Self {
+        if len == 0 {
+            0
+        } else {
+            u128::MAX << (128 - u32::from(len.min(128)))
+        }
+    }
+    #[inline]
+    fn and(self, other: Self) -> Self {
+        self & other
+    }
+    #[inline]
+    fn or(self, other: Self) -> Self {
+        self | other
+    }
+    #[inline]
+    fn not(self) -> Self {
+        !self
+    }
+    #[inline]
+    fn checked_succ(self) -> Option<Self> {
+        self.checked_add(1)
+    }
+    #[inline]
+    fn checked_pred(self) -> Option<Self> {
+        self.checked_sub(1)
+    }
+    #[inline]
+    fn to_u128_left(self) -> u128 {
+        self
+    }
+    #[inline]
+    fn from_u128_left(v: u128) -> Self {
+        v
+    }
+}
+
+/// Parses an address of either family, returning it as the integer of its family.
+pub fn parse_ip(s: &str) -> Option<IpAddr> {
+    s.trim().parse::<IpAddr>().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_at_the_edges() {
+        assert_eq!(u32::mask(0), 0);
+        assert_eq!(u32::mask(32), u32::MAX);
+        assert_eq!(u32::mask(24), 0xffff_ff00);
+        assert_eq!(u128::mask(0), 0);
+        assert_eq!(u128::mask(128), u128::MAX);
+        assert_eq!(u128::mask(64), u128::MAX << 64);
+        assert_eq!(u128::mask(1), 1u128 << 127);
+    }
+
+    #[test]
+    fn successor_stops_at_the_top() {
+        assert_eq!(u32::MAX.checked_succ(), None);
+        assert_eq!(u128::MAX.checked_succ(), None);
+        assert_eq!(7u32.checked_succ(), Some(8));
+        assert_eq!(0u128.checked_pred(), None);
+    }
+
+    #[test]
+    fn left_alignment_round_trips() {
+        let a: u32 = 0xc0a8_0001;
+        assert_eq!(u32::from_u128_left(a.to_u128_left()), a);
+        assert_eq!(a.to_u128_left() >> 96, u128::from(a));
+    }
+}

@@ -1,0 +1,33 @@
+//! PlanB engine (placeholder layout while the SIMD tree lands: binary search over intervals).
+
+use crate::addr::Address;
+use crate::engine::Lpm;
+use crate::interval::Intervals;
+use crate::table::{NextHop, RouteTable};
+
+/// PlanB lookup structure.
+#[derive(Clone, Debug)]
+pub struct PlanB<A: Address> {
+    intervals: Intervals<A>,
+}
+
+impl<A: Address> PlanB<A> {
+    /// Builds the engine from a route table.
+    pub fn build(table: &RouteTable<A>) -> Self {
+        PlanB {
+            intervals: Intervals::from_table(table),
+        }
+    }
+}
+
+impl<A: Address> Lpm<A> for PlanB<A> {
+    fn name(&self) -> &'static str {
+        "planb"
+    }
+    fn lookup(&self, addr: A) -> Option<NextHop> {
+        self.intervals.lookup(addr)
+    }
+    fn memory_bytes(&self) -> usize {
+        self.intervals.len() * (std::mem::size_of::<A>() + 8)
+    }
+}

@@ -1,0 +1,3 @@
+//! Reading and writing tables and address lists.
+
+pub mod text;

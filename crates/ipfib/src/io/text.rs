@@ -1,0 +1,1 @@
+//! FIB text format (to be written).
