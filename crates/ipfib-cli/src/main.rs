@@ -2,6 +2,10 @@
 
 use clap::{Parser, Subcommand};
 
+mod bench;
+mod convert;
+mod fib_args;
+mod gen;
 mod lookup;
 mod stats;
 
@@ -20,11 +24,21 @@ enum Command {
     Lookup(lookup::Args),
     /// Describe a FIB: routes per family, prefix-length histogram, intervals, depth, bytes.
     Stats(stats::Args),
+    /// Compare every engine (and peer libraries) on one table and trace.
+    Bench(bench::Args),
+    /// Convert a FIB (text or MRT) to the text format.
+    Convert(convert::Args),
+    /// Generate synthetic tables and lookup traces.
+    #[command(subcommand)]
+    Gen(gen::Command),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Lookup(args) => lookup::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Convert(args) => convert::run(args),
+        Command::Gen(cmd) => gen::run(cmd),
     }
 }
