@@ -1,14 +1,17 @@
 //! `ipfib stats`: what a FIB looks like and what the chosen engine makes of it.
 //!
 //! Per family: routes, the prefix-length histogram (non-empty lengths only), the number of
-//! merged elementary intervals, and for the engine its build time, size and size per prefix
-//! (PlanB adds its tree depth and the SIMD backend chosen at run time). The numbers explain a
-//! benchmark result: depth and bytes per prefix are what a lookup's cache misses follow from.
+//! merged elementary intervals, and for the engine its build time, size and size per prefix.
+//! PlanB adds its depth (dependent steps of a lookup), the SIMD node search chosen at run time,
+//! tree nodes, IPv6 second-stage cells and distinct answers; the reference engine the number of
+//! prefix lengths a lookup may probe. The numbers explain a benchmark result: depth and bytes
+//! per prefix are what a lookup's cache misses follow from.
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use ipfib::{Address, EngineKind, Intervals, Lpm, PlanB, Reference, RouteTable};
+use ipfib::engine::planb::layout::Family;
+use ipfib::{EngineKind, Intervals, Lpm, PlanB, Reference, RouteTable};
 use serde_json::{json, Value};
 
 use crate::fib_args::FibArgs;
@@ -44,12 +47,18 @@ struct EngineStats {
     depth: Option<usize>,
     /// PlanB only: the node-search backend.
     backend: Option<&'static str>,
+    /// PlanB only: cache-line tree nodes.
+    nodes: Option<usize>,
+    /// PlanB only: IPv6 /48 cells resolved by the second stage.
+    fallback_cells: Option<usize>,
+    /// PlanB only: distinct answers (including "no route").
+    results: Option<usize>,
     /// Reference only: prefix lengths a lookup probes at worst.
     max_probes: Option<usize>,
 }
 
 impl FamilyStats {
-    fn measure<A: Address>(table: &RouteTable<A>, kind: EngineKind) -> Self {
+    fn measure<A: Family>(table: &RouteTable<A>, kind: EngineKind) -> Self {
         let lengths = table.length_histogram();
         let histogram: Vec<(u8, usize)> =
             (0..=A::BITS).zip(lengths).filter(|&(_, n)| n > 0).collect();
@@ -64,6 +73,9 @@ impl FamilyStats {
                     bytes: s.bytes,
                     depth: Some(s.depth),
                     backend: Some(s.backend),
+                    nodes: Some(s.nodes),
+                    fallback_cells: Some(s.fallback_cells),
+                    results: Some(s.results),
                     max_probes: None,
                 };
                 (s.intervals, engine)
@@ -77,6 +89,9 @@ impl FamilyStats {
                     bytes: reference.memory_bytes(),
                     depth: None,
                     backend: None,
+                    nodes: None,
+                    fallback_cells: None,
+                    results: None,
                     max_probes: Some(histogram.len()),
                 };
                 (Intervals::from_table(table).len(), engine)
@@ -113,6 +128,9 @@ impl FamilyStats {
             "bytes_per_prefix": self.bytes_per_prefix(),
             "depth": e.depth,
             "backend": e.backend,
+            "nodes": e.nodes,
+            "fallback_cells": e.fallback_cells,
+            "results": e.results,
             "max_probes": e.max_probes,
         })
     }
@@ -133,6 +151,15 @@ impl FamilyStats {
         }
         if let Some(backend) = e.backend {
             row(out, "node search", backend);
+        }
+        if let Some(nodes) = e.nodes {
+            row(out, "tree nodes", &nodes.to_string());
+        }
+        if let Some(cells) = e.fallback_cells.filter(|&c| c > 0) {
+            row(out, "fallback cells", &cells.to_string());
+        }
+        if let Some(results) = e.results {
+            row(out, "distinct results", &results.to_string());
         }
         let mib = e.bytes as f64 / (1024.0 * 1024.0);
         row(out, "bytes", &format!("{} ({mib:.2} MiB)", e.bytes));

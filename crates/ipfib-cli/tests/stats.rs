@@ -60,10 +60,18 @@ fn json_counts_match_the_hand_counted_table_for_both_engines() {
         for f in families {
             if engine == "planb" {
                 assert!(f["depth"].as_u64().unwrap() >= 1, "{f}");
+                assert!(f["nodes"].as_u64().unwrap() >= 1, "{f}");
                 assert!(!f["backend"].as_str().unwrap().is_empty(), "{f}");
             } else {
                 assert!(f["depth"].is_null(), "{f}");
             }
+        }
+        if engine == "planb" {
+            // Distinct answers, "no route" included: IPv4 -, 1, 2, 0, 3, 4294967295, 5;
+            // IPv6 -, 7, 8, 9.
+            assert_eq!(families[0]["results"], 7);
+            assert_eq!(families[1]["results"], 4);
+            assert_eq!(families[0]["fallback_cells"], 0);
         }
         if engine == "reference" {
             // The reference engine probes one hash map per length that has routes.
