@@ -11,10 +11,11 @@
 //! buffered, locked stdout. Memory stays bounded however long the input is.
 
 use std::io::{self, BufRead, BufWriter, Write};
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use ipfib::io::text::parse_ipv4;
 use ipfib::{EngineKind, LoadError, Lpm, NextHop};
 
 use crate::fib_args::FibArgs;
@@ -93,8 +94,12 @@ fn parse_addr(s: &str) -> anyhow::Result<IpAddr> {
     if t.is_empty() {
         bail!("empty line (expected an IP address)");
     }
-    t.parse::<IpAddr>()
-        .map_err(|_| anyhow::anyhow!("not an IP address: {t:?}"))
+    let parsed = if t.as_bytes().contains(&b':') {
+        t.parse::<Ipv6Addr>().ok().map(IpAddr::V6)
+    } else {
+        parse_ipv4(t.as_bytes()).map(|a| IpAddr::V4(Ipv4Addr::from(a)))
+    };
+    parsed.ok_or_else(|| anyhow::anyhow!("not an IP address: {t:?}"))
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -237,5 +242,11 @@ mod tests {
         assert!(parse_addr("10.0.0.256").is_err());
         assert!(parse_addr("10.0.0.0/8").is_err());
         assert!(parse_addr("fe80::1%eth0").is_err());
+        assert!(parse_addr("010.0.0.1").is_err());
+        assert!(parse_addr("1.2.3.4:80").is_err());
+        assert_eq!(
+            parse_addr("::ffff:1.2.3.4").unwrap().to_string(),
+            "::ffff:1.2.3.4"
+        );
     }
 }
