@@ -62,6 +62,8 @@ impl<A: Address> Prefix<A> {
     }
 
     /// The prefix length.
+    // A prefix length, not the size of a collection: there is nothing for `is_empty` to mean.
+    #[allow(clippy::len_without_is_empty)]
     #[inline]
     pub fn len(self) -> u8 {
         self.len
