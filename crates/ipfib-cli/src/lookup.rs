@@ -53,7 +53,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .addrs
         .iter()
         .enumerate()
-        .map(|(i, s)| parse_addr(s).map_err(|e| anyhow::anyhow!("argument {}: {e}", i + 1)))
+        .map(|(i, s)| match s.trim() {
+            "" => bail!("argument {}: empty (expected an IP address)", i + 1),
+            _ => parse_addr(s).map_err(|e| anyhow::anyhow!("argument {}: {e}", i + 1)),
+        })
         .collect::<anyhow::Result<Vec<IpAddr>>>()?;
 
     let fib = args.fib.load()?;

@@ -308,3 +308,41 @@ fn real_tables_engines_agree_and_route_starts_always_match() {
         );
     }
 }
+
+#[test]
+fn a_reader_that_goes_away_is_not_an_error() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let fib = write_file(dir.path(), "small.txt", SMALL_FIB.as_bytes());
+    // 4 MB of answers: far more than a pipe holds, so the writer is still writing when the
+    // reader closes its end.
+    let input = "10.1.2.3\n".repeat(2_000_000);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipfib"))
+        .args(["lookup", "--fib", &fib])
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let mut first = [0u8; 2];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap(); // then dropped: closed
+    assert_eq!(&first, b"0\n");
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
