@@ -62,8 +62,6 @@ impl<A: Address> Prefix<A> {
     }
 
     /// The prefix length.
-    // A prefix length, not the size of a collection: there is nothing for `is_empty` to mean.
-    #[allow(clippy::len_without_is_empty)]
     #[inline]
     #[allow(clippy::len_without_is_empty)] // a length in bits, not a collection's size
     pub fn len(self) -> u8 {
