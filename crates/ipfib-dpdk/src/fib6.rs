@@ -16,6 +16,8 @@ use crate::error::DpdkError;
 use crate::ffi;
 use crate::sizing::{self, estimate};
 
+/// `max_routes` is a C `int`, and the RIB is created with twice as many nodes.
+const MAX_ROUTES: u64 = (i32::MAX / 2) as u64;
 const ENGINE: &str = "dpdk-fib6";
 
 /// DPDK's `rte_fib6` built from one IPv6 table.
@@ -39,8 +41,7 @@ unsafe impl Sync for DpdkFib6 {}
 impl DpdkFib6 {
     /// Builds the FIB, starting the EAL if it is not running yet (see [`crate::eal`]).
     pub fn build(table: &RouteTable<u128>) -> Result<Self, DpdkError> {
-        let routes =
-            common::capacity(ENGINE, "routes", table.len().max(1) as u64, i32::MAX as u64)?;
+        let routes = common::capacity(ENGINE, "routes", table.len().max(1) as u64, MAX_ROUTES)?;
         let entry_bytes = sizing::fib_entry_bytes(table);
         let max_tbl8 = if entry_bytes == 4 {
             sizing::FIB_4B_MAX_VALUE
