@@ -102,3 +102,71 @@ pub(crate) fn measured<T>(
         usize::try_from(after.saturating_sub(before)).unwrap_or(usize::MAX),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enospc() -> DpdkError {
+        DpdkError::Add {
+            engine: "t",
+            prefix: "::/0".into(),
+            code: libc::ENOSPC,
+            reason: "no space".into(),
+        }
+    }
+
+    #[test]
+    fn retries_once_with_the_larger_capacity_after_enospc() {
+        let first = Capacity {
+            routes: 10,
+            tbl8: 5,
+        };
+        let fallback = Capacity {
+            routes: 10,
+            tbl8: 50,
+        };
+        let mut tried = Vec::new();
+        let got = with_fallback(first, fallback, |cap| {
+            tried.push(cap.tbl8);
+            if cap.tbl8 < 50 {
+                Err(enospc())
+            } else {
+                Ok(cap.tbl8)
+            }
+        });
+        assert_eq!(got, Ok(50));
+        assert_eq!(tried, [5, 50]);
+    }
+
+    #[test]
+    fn other_errors_and_equal_fallbacks_are_not_retried() {
+        let cap = Capacity {
+            routes: 10,
+            tbl8: 5,
+        };
+        let mut calls = 0;
+        let got: Result<(), _> = with_fallback(cap, cap, |_| {
+            calls += 1;
+            Err(enospc())
+        });
+        assert_eq!((got, calls), (Err(enospc()), 1));
+
+        let bigger = Capacity {
+            routes: 20,
+            tbl8: 5,
+        };
+        let mut calls = 0;
+        let einval = DpdkError::Add {
+            engine: "t",
+            prefix: "::/0".into(),
+            code: libc::EINVAL,
+            reason: "invalid".into(),
+        };
+        let got: Result<(), _> = with_fallback(cap, bigger, |_| {
+            calls += 1;
+            Err(einval.clone())
+        });
+        assert_eq!((got, calls), (Err(einval), 1));
+    }
+}

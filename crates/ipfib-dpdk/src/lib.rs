@@ -3,13 +3,23 @@
 //! The strongest correct baselines for ipfib's engines are DPDK's `rte_fib6`/`rte_fib`
 //! (with AVX-512 bulk lookups) and `rte_lpm6`/`rte_lpm`. This crate wraps each as an
 //! [`ipfib::Lpm`] so benchmarks and tests treat them like any other engine:
-//! [`DpdkFib6`] (`dpdk-fib6`), [`DpdkLpm6`] (`dpdk-lpm6`), [`DpdkFib`] (`dpdk-fib`) and
-//! [`DpdkLpm`] (`dpdk-lpm`), built by [`comparators_v6`] / [`comparators_v4`].
+//! `DpdkFib6` (`dpdk-fib6`), `DpdkLpm6` (`dpdk-lpm6`), `DpdkFib` (`dpdk-fib`) and
+//! `DpdkLpm` (`dpdk-lpm`), built by `comparators_v6` / `comparators_v4`.
 //!
 //! The wrappers answer exactly like [`ipfib::Reference`] or refuse to be built: a table that a
 //! DPDK structure cannot represent (a next hop wider than its field, too many routes) is a
 //! typed [`DpdkError`], never a structure that gives wrong answers. See each type for how it
 //! encodes misses and default routes.
+//!
+//! ## Running DPDK inside a library
+//!
+//! DPDK's EAL is started once per process, on first use or by `init_eal`: no huge pages,
+//! no PCI, no shared files, no telemetry, AVX-512 allowed (see `eal` for why it runs on a
+//! thread of its own and how `-m` is sized; `IPFIB_DPDK_MEM_MB` overrides the size). Its
+//! log goes to stderr. `memory_bytes` of each wrapper is the growth of DPDK's malloc heap
+//! while that structure was built (builds and frees are serialised so the figure is that
+//! structure's alone): tables, tbl8 groups, RIB node pools and rule hashes, everything DPDK
+//! allocated for it.
 //!
 //! Everything that calls DPDK needs the `dpdk` feature (and `libdpdk-dev`, see
 //! `scripts/install-dpdk.sh`). Without it the crate has only [`sizing`] and [`DpdkError`], and
