@@ -119,8 +119,10 @@ fn start_on_this_thread(mem_mib: u64) -> Result<EalInfo, DpdkError> {
         "--no-shconf".into(),
         "--no-telemetry".into(),
         "--force-max-simd-bitwidth=512".into(),
-        // A private runtime directory name per process, so concurrent processes never meet.
-        format!("--file-prefix=ipfib-{}", std::process::id()),
+        // One runtime directory for every ipfib process: with --no-shconf nothing in it is
+        // shared or locked (no config file, no IPC socket, memory in private memfds), so
+        // concurrent processes do not meet, and no directory is left behind per process.
+        "--file-prefix=ipfib".into(),
         "--log-level=warning".into(),
     ];
     let joined = args.join(" ");
