@@ -364,3 +364,50 @@ fn real_ipv6_dfz_table() {
 fn real_ipv4_full_table() {
     real_table_case::<u32>("ipv4/ipv4-bgpdump-et-20151023.txt.gz", v4_engines);
 }
+
+/// The exact tbl8 counts of `ipfib_dpdk::sizing` are accepted by DPDK: had DPDK refused a
+/// route for lack of tbl8 groups, the build would have retried with the larger bound, and
+/// `tbl8_groups` would show it.
+fn assert_sizing_is_exact(t6: &RouteTable<u128>, t4: &RouteTable<u32>) {
+    use ipfib_dpdk::sizing;
+    let routes6: Vec<Prefix<u128>> = sizing::routes_without_default(t6)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    let routes4: Vec<Prefix<u32>> = sizing::routes_without_default(t4)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    let fib6 = DpdkFib6::build(t6).unwrap();
+    assert_eq!(
+        u64::from(fib6.tbl8_groups()),
+        sizing::fib6_reserved_tbl8_groups(t6).max(1)
+    );
+    let lpm6 = DpdkLpm6::build(t6).unwrap();
+    assert_eq!(
+        u64::from(lpm6.tbl8_groups()),
+        sizing::ipv6_tbl8_groups(routes6).max(1)
+    );
+    let fib = DpdkFib::build(t4).unwrap();
+    assert_eq!(
+        u64::from(fib.tbl8_groups()),
+        sizing::ipv4_tbl8_groups(t4.iter().map(|(p, _)| p)).max(1)
+    );
+    let lpm = DpdkLpm::build(t4).unwrap();
+    assert_eq!(
+        u64::from(lpm.tbl8_groups()),
+        sizing::ipv4_tbl8_groups(routes4).max(1)
+    );
+}
+
+#[test]
+fn exact_tbl8_sizing_is_enough_for_dpdk() {
+    assert_sizing_is_exact(&table(V6_EDGES), &table(V4_EDGES));
+    let Some(dir) = support::shared_data() else {
+        eprintln!("skipping: ../shared/data not found");
+        return;
+    };
+    let t6 = support::load_gz::<u128>(&dir.join("ipv6/ipv6-routeviews6-20150922-bestpath.txt.gz"));
+    let t4 = support::load_gz::<u32>(&dir.join("ipv4/ipv4-rrc00-20020722-bestpath.txt.gz"));
+    assert_sizing_is_exact(&t6, &t4);
+}
