@@ -1,7 +1,7 @@
 //! The `--fib FILE` argument shared by every subcommand that reads a table, with the options
 //! that say how an MRT RIB dump becomes a table.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ipfib::io::{LoadOptions, LoadReport, PeerChoice, ValueKind};
 use ipfib::Fib;
@@ -59,15 +59,16 @@ impl FibArgs {
     /// Loads the table; any error names the file and line (or byte offset). Skipped records
     /// and left-out prefixes are reported on stderr.
     pub fn load(&self) -> anyhow::Result<Fib> {
-        Ok(self.load_with_report()?.0)
+        Ok(load_reporting(&self.fib, &self.mrt)?.0)
     }
+}
 
-    /// [`FibArgs::load`], also returning the load report.
-    pub fn load_with_report(&self) -> anyhow::Result<(Fib, LoadReport)> {
-        let (fib, report) = ipfib::io::load_fib_with_report(&self.fib, &self.mrt.options())?;
-        for warning in report.warnings() {
-            eprintln!("ipfib: {}: {warning}", self.fib.display());
-        }
-        Ok((fib, report))
+/// Loads any FIB file with these MRT options, printing the load's warnings (skipped records,
+/// left-out prefixes) on stderr so a shortened table is never presented as whole.
+pub fn load_reporting(path: &Path, mrt: &MrtArgs) -> anyhow::Result<(Fib, LoadReport)> {
+    let (fib, report) = ipfib::io::load_fib_with_report(path, &mrt.options())?;
+    for warning in report.warnings() {
+        eprintln!("ipfib: {}: {warning}", path.display());
     }
+    Ok((fib, report))
 }

@@ -100,8 +100,10 @@ mod tests {
     #[test]
     fn peek_puts_the_head_back_even_on_short_reads() {
         let data = b"0123456789abcdef".to_vec();
-        let input: Box<dyn BufRead + Send> =
-            Box::new(std::io::BufReader::with_capacity(1, Trickle(data.clone(), 0)));
+        let input: Box<dyn BufRead + Send> = Box::new(std::io::BufReader::with_capacity(
+            1,
+            Trickle(data.clone(), 0),
+        ));
         let (head, mut whole) = peek(input, 12).unwrap();
         assert_eq!(head, b"0123456789ab");
         let mut all = Vec::new();

@@ -143,6 +143,22 @@ pub enum FileFormat {
     MrtTableDumpV2,
 }
 
+impl FileFormat {
+    /// A short name for messages and file headers.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileFormat::Text => "text",
+            FileFormat::MrtTableDump => "MRT TABLE_DUMP",
+            FileFormat::MrtTableDumpV2 => "MRT TABLE_DUMP_V2",
+        }
+    }
+
+    /// True for the MRT formats (where [`LoadOptions`] matter).
+    pub fn is_mrt(self) -> bool {
+        self != FileFormat::Text
+    }
+}
+
 /// What a load did besides producing the table: everything a user should know to trust it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadReport {

@@ -19,10 +19,10 @@ use bytes::Bytes;
 use ipnet::IpNet;
 
 use super::frame::{types, FrameError, Framer, Record};
-use crate::io::decompress::{display_path, open_maybe_compressed};
-use crate::io::peek;
 use super::options::{FileFormat, LoadReport};
 use crate::error::LoadError;
+use crate::io::decompress::{display_path, open_maybe_compressed};
+use crate::io::peek;
 
 /// One segment of an AS path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,12 +180,11 @@ impl RibReader {
         path: &Path,
         skip_bad_records: bool,
     ) -> Result<Self, LoadError> {
-        let (head, input) = peek(input, super::frame::HEADER_LEN).map_err(|source| {
-            LoadError::Io {
+        let (head, input) =
+            peek(input, super::frame::HEADER_LEN).map_err(|source| LoadError::Io {
                 path: path.to_path_buf(),
                 source,
-            }
-        })?;
+            })?;
         let format = match super::frame::first_type(&head) {
             Some(types::TABLE_DUMP) => FileFormat::MrtTableDump,
             Some(types::TABLE_DUMP_V2) => FileFormat::MrtTableDumpV2,
