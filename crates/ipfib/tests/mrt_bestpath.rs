@@ -4,6 +4,8 @@
 //! them by first appearance, so the comparison is of the prefix sets and of the partition of
 //! prefixes by next hop.
 
+#![cfg(feature = "mrt")]
+
 mod mrt_support;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,7 +1,7 @@
-#![cfg(feature = "mrt")]
-
 //! The MRT reader against `bgpdump -m` golden outputs: every path of every RIB file that has
 //! one, compared field by field (type, time, peer, prefix, path id, AS path, origin, next hop).
+
+#![cfg(feature = "mrt")]
 
 mod mrt_support;
 

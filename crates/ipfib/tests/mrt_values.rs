@@ -7,7 +7,7 @@
 mod mrt_support;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ipfib::io::{load_fib_with_report, LoadOptions, LoadReport, PeerChoice, ValueKind};
 use mrt_support::{data_file, gz_lines};
@@ -100,7 +100,7 @@ fn expected(lines: &[Line], peer: Option<&str>, value: ValueKind) -> BTreeMap<St
     out
 }
 
-fn ours(rib: &PathBuf, peer: PeerChoice, value: ValueKind) -> (BTreeMap<String, u32>, LoadReport) {
+fn ours(rib: &Path, peer: PeerChoice, value: ValueKind) -> (BTreeMap<String, u32>, LoadReport) {
     let options = LoadOptions {
         peer,
         value,

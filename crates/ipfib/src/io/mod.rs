@@ -113,4 +113,17 @@ mod tests {
         let short: Box<dyn BufRead + Send> = Box::new(Cursor::new(b"abc".to_vec()));
         assert_eq!(peek(short, 12).unwrap().0, b"abc");
     }
+
+    /// Without the `mrt` feature an MRT file is a clear error, not a text parse failure.
+    #[cfg(not(feature = "mrt"))]
+    #[test]
+    fn mrt_without_the_feature_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rib.mrt");
+        let mut header = 0u32.to_be_bytes().to_vec();
+        header.extend([0, 13, 0, 1, 0, 0, 0, 0]);
+        std::fs::write(&path, header).unwrap();
+        let err = load_fib(&path, &LoadOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("no MRT support"), "{err}");
+    }
 }

@@ -4,13 +4,15 @@
 //! every prefix. [`load`] turns one into a [`Fib`](crate::Fib) by choosing one path per prefix
 //! ([`PeerChoice`]) and one number per path ([`ValueKind`]); [`RibReader`] gives every path, for
 //! tools that want more. Record bodies are decoded by bgpkit-parser; framing, offsets and
-//! consistency checks are ours ([`frame`]), so a truncated or corrupt file is an error naming
+//! consistency checks are ours (module `frame`), so a truncated or corrupt file is an error naming
 //! the byte offset of the bad record in the decompressed stream.
 //!
 //! Update traces (BGP4MP) are refused: they hold changes to a table, and replaying them
 //! without the table they apply to would give a partial table that looks complete.
 
+#[cfg(feature = "mrt")]
 mod frame;
+mod header;
 mod options;
 #[cfg(feature = "mrt")]
 mod routes;
@@ -21,7 +23,7 @@ pub use options::{FileFormat, LoadOptions, LoadReport, PeerChoice, ValueKind};
 #[cfg(feature = "mrt")]
 pub use routes::{Origin, PathSegment, PeerInfo, RibReader, RibRoute};
 
-pub(crate) use frame::{looks_like_mrt, HEADER_LEN};
+pub(crate) use header::{looks_like_mrt, HEADER_LEN};
 
 #[cfg(feature = "mrt")]
 use std::io::BufRead;

@@ -124,16 +124,13 @@ impl MrtBuilder {
 
     /// A RIB_IPV4_UNICAST or RIB_IPV6_UNICAST record; `declared` overrides the entry count.
     pub fn rib(&mut self, prefix: &str, entries: &[Entry], declared: Option<u16>) -> u64 {
-        let (bits, len, v6) = match prefix.split_once('/').unwrap() {
-            (a, l) => {
-                let ip: std::net::IpAddr = a.parse().unwrap();
-                let bytes = match ip {
-                    std::net::IpAddr::V4(a) => a.octets().to_vec(),
-                    std::net::IpAddr::V6(a) => a.octets().to_vec(),
-                };
-                (bytes, l.parse::<u8>().unwrap(), ip.is_ipv6())
-            }
+        let (addr, len) = prefix.split_once('/').unwrap();
+        let ip: std::net::IpAddr = addr.parse().unwrap();
+        let bits = match ip {
+            std::net::IpAddr::V4(a) => a.octets().to_vec(),
+            std::net::IpAddr::V6(a) => a.octets().to_vec(),
         };
+        let (len, v6) = (len.parse::<u8>().unwrap(), ip.is_ipv6());
         let mut b = 0u32.to_be_bytes().to_vec();
         b.push(len);
         b.extend(&bits[..usize::from(len).div_ceil(8)]);

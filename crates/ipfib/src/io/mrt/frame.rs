@@ -7,57 +7,7 @@
 
 use std::io::{self, BufRead, Read};
 
-/// Length of the common header.
-pub(crate) const HEADER_LEN: usize = 12;
-
-/// Bodies longer than this are taken as a corrupt header rather than allocated: the largest
-/// real records (a PEER_INDEX_TABLE, a prefix seen by every peer) are a few hundred KiB.
-pub(crate) const MAX_BODY: u32 = 16 << 20;
-
-/// MRT type numbers this crate distinguishes (RFC 6396 §4, IANA "MRT Type Codes").
-pub(crate) mod types {
-    /// Deprecated BGP type used by the earliest collectors: update messages.
-    pub const BGP: u16 = 5;
-    /// TABLE_DUMP (v1): one RIB entry (or, in early RIS dumps, several) per record.
-    pub const TABLE_DUMP: u16 = 12;
-    /// TABLE_DUMP_V2: a PEER_INDEX_TABLE then one record per prefix with all its paths.
-    pub const TABLE_DUMP_V2: u16 = 13;
-    /// BGP4MP: BGP messages and state changes as received.
-    pub const BGP4MP: u16 = 16;
-    /// BGP4MP with a microsecond timestamp after the header.
-    pub const BGP4MP_ET: u16 = 17;
-    /// IS-IS with a microsecond timestamp.
-    pub const ISIS_ET: u16 = 33;
-    /// OSPFv3 with a microsecond timestamp.
-    pub const OSPFV3_ET: u16 = 49;
-
-    /// Every type RFC 6396 defines, current or deprecated.
-    pub fn is_known(t: u16) -> bool {
-        matches!(t, 1..=13 | 16 | 17 | 32 | 33 | 48 | 49)
-    }
-
-    /// Types whose header is followed by a 4-byte microsecond field counted in the length.
-    pub fn is_extended(t: u16) -> bool {
-        matches!(t, BGP4MP_ET | ISIS_ET | OSPFV3_ET)
-    }
-}
-
-/// True when `first` (the first bytes of a decompressed file) starts with a plausible MRT common
-/// header: a type RFC 6396 defines and a body length this reader would accept. A text FIB can
-/// never match, because the high byte of every defined type is 0 and text has no NUL bytes.
-pub(crate) fn looks_like_mrt(first: &[u8]) -> bool {
-    if first.len() < HEADER_LEN {
-        return false;
-    }
-    let kind = u16::from_be_bytes([first[4], first[5]]);
-    let length = u32::from_be_bytes([first[8], first[9], first[10], first[11]]);
-    types::is_known(kind) && length <= MAX_BODY
-}
-
-/// The MRT type of the first record, if the stream looks like MRT (see [`looks_like_mrt`]).
-pub(crate) fn first_type(first: &[u8]) -> Option<u16> {
-    looks_like_mrt(first).then(|| u16::from_be_bytes([first[4], first[5]]))
-}
+use super::header::{types, HEADER_LEN, MAX_BODY};
 
 /// One framed record.
 #[derive(Debug)]
@@ -381,15 +331,5 @@ mod tests {
         // A correctly framed record is never "repaired".
         let ok = record(12, 1, &body);
         assert!(!Framer::new(&ok[..]).next(true).unwrap().unwrap().repaired);
-    }
-
-    #[test]
-    fn sniffing_accepts_mrt_headers_only() {
-        assert!(looks_like_mrt(&record(13, 1, b"")));
-        assert_eq!(first_type(&record(16, 4, b"")), Some(16));
-        assert!(!looks_like_mrt(b"10.0.0.0/8 1\n192.0.2.0/24 2\n"));
-        assert!(!looks_like_mrt(b"# a comment\n"));
-        assert!(!looks_like_mrt(&record(99, 1, b"")));
-        assert!(!looks_like_mrt(&[0; 5]));
     }
 }

@@ -18,7 +18,8 @@ use bgpkit_parser::{parse_table_dump_messages, parse_table_dump_v2_message};
 use bytes::Bytes;
 use ipnet::IpNet;
 
-use super::frame::{types, FrameError, Framer, Record};
+use super::frame::{FrameError, Framer, Record};
+use super::header::{first_type, types, HEADER_LEN};
 use super::options::{FileFormat, LoadReport};
 use crate::error::LoadError;
 use crate::io::decompress::{display_path, open_maybe_compressed};
@@ -180,12 +181,11 @@ impl RibReader {
         path: &Path,
         skip_bad_records: bool,
     ) -> Result<Self, LoadError> {
-        let (head, input) =
-            peek(input, super::frame::HEADER_LEN).map_err(|source| LoadError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        let format = match super::frame::first_type(&head) {
+        let (head, input) = peek(input, HEADER_LEN).map_err(|source| LoadError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let format = match first_type(&head) {
             Some(types::TABLE_DUMP) => FileFormat::MrtTableDump,
             Some(types::TABLE_DUMP_V2) => FileFormat::MrtTableDumpV2,
             Some(types::BGP4MP | types::BGP4MP_ET | types::BGP) => {
