@@ -15,6 +15,8 @@ mod frame;
 mod header;
 mod options;
 #[cfg(feature = "mrt")]
+mod readahead;
+#[cfg(feature = "mrt")]
 mod routes;
 #[cfg(feature = "mrt")]
 mod select;
