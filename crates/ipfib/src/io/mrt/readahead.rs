@@ -22,48 +22,46 @@ pub(crate) struct ReadAhead {
     finished: bool,
 }
 
-impl ReadAhead {
-    /// Starts reading `inner` on a new thread. If the thread cannot be started the reader still
-    /// works: `inner` is then read on the caller's thread.
-    pub fn new(inner: Box<dyn BufRead + Send>) -> Box<dyn BufRead + Send> {
-        let (tx, rx) = sync_channel(DEPTH);
-        let spawned = thread::Builder::new()
-            .name("ipfib-readahead".into())
-            .spawn(move || {
-                let mut inner = inner;
-                loop {
-                    let mut block = Vec::with_capacity(BLOCK);
-                    let result = (&mut inner).take(BLOCK as u64).read_to_end(&mut block);
-                    // Bytes read before an error are delivered first, so the error surfaces at
-                    // the same stream position as without read-ahead.
-                    let (message, done) = match result {
-                        Ok(0) => (Ok(block), true),
-                        Ok(_) => (Ok(block), false),
-                        Err(e) if block.is_empty() => (Err(e), true),
-                        Err(e) => {
-                            if tx.send(Ok(block)).is_err() {
-                                return;
-                            }
-                            (Err(e), true)
+/// `inner`, read ahead on a new thread. If the OS refuses the thread, the returned reader fails
+/// with that reason on its first read (never a panic, never a silently empty stream).
+pub(crate) fn read_ahead(inner: Box<dyn BufRead + Send>) -> Box<dyn BufRead + Send> {
+    let (tx, rx) = sync_channel(DEPTH);
+    let spawned = thread::Builder::new()
+        .name("ipfib-readahead".into())
+        .spawn(move || {
+            let mut inner = inner;
+            loop {
+                let mut block = Vec::with_capacity(BLOCK);
+                let result = (&mut inner).take(BLOCK as u64).read_to_end(&mut block);
+                // Bytes read before an error are delivered first, so the error surfaces at
+                // the same stream position as without read-ahead.
+                let (message, done) = match result {
+                    Ok(0) => (Ok(block), true),
+                    Ok(_) => (Ok(block), false),
+                    Err(e) if block.is_empty() => (Err(e), true),
+                    Err(e) => {
+                        if tx.send(Ok(block)).is_err() {
+                            return;
                         }
-                    };
-                    // A failed send means the reader was dropped: stop reading.
-                    if tx.send(message).is_err() || done {
-                        return;
+                        (Err(e), true)
                     }
+                };
+                // A failed send means the reader was dropped: stop reading.
+                if tx.send(message).is_err() || done {
+                    return;
                 }
-            });
-        match spawned {
-            Ok(_) => Box::new(ReadAhead {
-                blocks: rx,
-                current: Vec::new(),
-                pos: 0,
-                finished: false,
-            }),
-            // The OS refused a thread; `inner` went with the closure, so the load fails (with
-            // the reason) on the first read rather than panicking.
-            Err(e) => Box::new(Failed(Some(e))),
-        }
+            }
+        });
+    match spawned {
+        Ok(_) => Box::new(ReadAhead {
+            blocks: rx,
+            current: Vec::new(),
+            pos: 0,
+            finished: false,
+        }),
+        // The OS refused a thread; `inner` went with the closure, so the load fails (with
+        // the reason) on the first read rather than panicking.
+        Err(e) => Box::new(Failed(Some(e))),
     }
 }
 
@@ -136,7 +134,7 @@ mod tests {
         let data: Vec<u8> = (0..(3 * BLOCK + 123))
             .map(|i| (i * 7 % 251) as u8)
             .collect();
-        let mut r = ReadAhead::new(Box::new(Cursor::new(data.clone())));
+        let mut r = read_ahead(Box::new(Cursor::new(data.clone())));
         let mut out = Vec::new();
         // Odd-sized reads cross block boundaries.
         let mut buf = [0u8; 1000];
@@ -166,7 +164,7 @@ mod tests {
                 Ok(n)
             }
         }
-        let mut r = ReadAhead::new(Box::new(io::BufReader::new(Broken(10))));
+        let mut r = read_ahead(Box::new(io::BufReader::new(Broken(10))));
         let mut out = Vec::new();
         let err = r.read_to_end(&mut out).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
@@ -175,7 +173,7 @@ mod tests {
 
     #[test]
     fn empty_input_is_empty() {
-        let mut r = ReadAhead::new(Box::new(Cursor::new(Vec::new())));
+        let mut r = read_ahead(Box::new(Cursor::new(Vec::new())));
         let mut out = Vec::new();
         assert_eq!(r.read_to_end(&mut out).unwrap(), 0);
     }

@@ -21,7 +21,7 @@ use ipnet::IpNet;
 use super::frame::{FrameError, Framer, Record};
 use super::header::{first_type, types, HEADER_LEN};
 use super::options::{FileFormat, LoadReport};
-use super::readahead::ReadAhead;
+use super::readahead::read_ahead;
 use crate::error::LoadError;
 use crate::io::decompress::{display_path, open_maybe_compressed};
 use crate::io::peek;
@@ -208,7 +208,7 @@ impl RibReader {
         };
         Ok(RibReader {
             path: path.to_path_buf(),
-            framer: Framer::new(ReadAhead::new(input)),
+            framer: Framer::new(read_ahead(input)),
             tolerant: skip_bad_records,
             v2_peers: Vec::new(),
             v1_peers: Vec::new(),
