@@ -8,7 +8,11 @@ use crate::table::Fib;
 
 /// Reads a FIB text file.
 pub fn read_fib(path: &Path) -> Result<Fib, LoadError> {
-    Err(LoadError::Line { path: path.to_path_buf(), line: 0, reason: "not implemented yet".into() })
+    Err(LoadError::Line {
+        path: path.to_path_buf(),
+        line: 0,
+        reason: "not implemented yet".into(),
+    })
 }
 
 /// Writes a FIB in the text format, IPv4 routes first, each family in (address, length)
