@@ -1,8 +1,9 @@
 //! Reading and writing tables and address lists.
 //!
 //! [`load_fib`] is the one entry point the CLI uses for `--fib`: it reads the plain text format
-//! ([`text`]), transparently decompressed.
+//! ([`text`]), transparently decompressed ([`decompress`]).
 
+pub mod decompress;
 pub mod text;
 
 use std::path::Path;

@@ -1,18 +1,158 @@
-//! FIB text format (reader to be written).
+//! The FIB text format: one route per line, `prefix/len next_hop`.
+//!
+//! ```text
+//! # comments start with '#', whole-line or after a route; blank lines are ignored
+//! 10.0.0.0/8       1
+//! 2001:db8::/32    17   # IPv4 and IPv6 mix freely in one file
+//! ```
+//!
+//! Fields are separated by any ASCII whitespace (so CRLF files read too). The next hop is a
+//! decimal `u32`; every value, 0 included, is a real next hop. A later line for the same prefix
+//! replaces the earlier one, as a routing daemon replaying announcements would. Input may be
+//! gzip- or bzip2-compressed (recognised by magic bytes, see [`super::decompress`]).
+//!
+//! The reader is strict because a silently skipped or masked line changes forwarding: a bad
+//! prefix, host bits set, an over-long length, a missing or extra field, a next hop that is not
+//! a `u32` or invalid UTF-8 stops the load with [`LoadError::Line`] naming the file and line, and
+//! nothing of the file is used.
+//!
+//! It is also fast (one reused line buffer, no allocation per route, one sort at the end), since
+//! loading a 900 K-route table is the first thing every command does.
 
-use std::io::Write;
+use std::io::{BufRead, Write};
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
+use crate::addr::Address;
 use crate::error::LoadError;
-use crate::table::Fib;
+use crate::io::decompress::{display_path, open_maybe_compressed};
+use crate::prefix::Prefix;
+use crate::table::{Fib, NextHop, RouteTable};
 
-/// Reads a FIB text file.
+/// Reads a FIB text file (plain, gzip or bzip2; `-` is standard input).
+///
+/// Errors name the file and, for a malformed line, the 1-based line number:
+/// `table.txt:17: host bits set in 10.0.0.1/8 (the network is 10.0.0.0/8)`.
 pub fn read_fib(path: &Path) -> Result<Fib, LoadError> {
-    Err(LoadError::Line {
-        path: path.to_path_buf(),
-        line: 0,
-        reason: "not implemented yet".into(),
+    let reader = open_maybe_compressed(path)?;
+    read_fib_from(reader, &display_path(path))
+}
+
+/// Reads the text format from an already opened, already decompressed stream; `path` is only
+/// used to name the source in errors.
+pub fn read_fib_from<R: BufRead>(mut reader: R, path: &Path) -> Result<Fib, LoadError> {
+    let mut v4: Vec<(Prefix<u32>, NextHop)> = Vec::new();
+    let mut v6: Vec<(Prefix<u128>, NextHop)> = Vec::new();
+    let mut buf = Vec::with_capacity(256);
+    let mut line_no: u64 = 0;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| LoadError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let line_err = |reason: String| LoadError::Line {
+            path: path.to_path_buf(),
+            line: line_no,
+            reason,
+        };
+        match parse_line(&buf).map_err(line_err)? {
+            Some(Route::V4(p, nh)) => v4.push((p, nh)),
+            Some(Route::V6(p, nh)) => v6.push((p, nh)),
+            None => {}
+        }
+    }
+    Ok(Fib {
+        v4: into_table(v4),
+        v6: into_table(v6),
     })
+}
+
+/// One parsed line.
+enum Route {
+    V4(Prefix<u32>, NextHop),
+    V6(Prefix<u128>, NextHop),
+}
+
+/// Parses one line (with or without its `\n`): `Ok(None)` for a blank or comment-only line, the
+/// reason as text for a malformed one.
+fn parse_line(raw: &[u8]) -> Result<Option<Route>, String> {
+    let line = std::str::from_utf8(raw)
+        .map_err(|e| format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1))?;
+    let content = match line.find('#') {
+        Some(i) => &line[..i],
+        None => line,
+    };
+    let mut fields = content.split_ascii_whitespace();
+    let Some(prefix) = fields.next() else {
+        return Ok(None);
+    };
+    let next_hop = fields.next().ok_or_else(|| {
+        format!("missing next hop after {prefix:?} (expected `prefix/len next_hop`)")
+    })?;
+    if let Some(extra) = fields.next() {
+        return Err(format!(
+            "unexpected extra field {extra:?} (expected `prefix/len next_hop`)"
+        ));
+    }
+    let next_hop = parse_u32(next_hop)
+        .ok_or_else(|| format!("next hop {next_hop:?} is not an integer in 0..=4294967295"))?;
+    let (addr, len) = prefix
+        .split_once('/')
+        .ok_or_else(|| format!("{prefix:?} is not a prefix (expected address/length)"))?;
+    let len = parse_u32(len).ok_or_else(|| format!("bad prefix length {len:?} in {prefix:?}"))?;
+    if addr.contains(':') {
+        let ip: Ipv6Addr = addr
+            .parse()
+            .map_err(|_| format!("bad IPv6 address {addr:?} in {prefix:?}"))?;
+        Ok(Some(Route::V6(make_prefix(u128::from(ip), len)?, next_hop)))
+    } else {
+        let ip: Ipv4Addr = addr
+            .parse()
+            .map_err(|_| format!("bad IPv4 address {addr:?} in {prefix:?}"))?;
+        Ok(Some(Route::V4(make_prefix(u32::from(ip), len)?, next_hop)))
+    }
+}
+
+/// Checks length and host bits through [`Prefix::new`], so the file format accepts exactly
+/// the prefixes the library does.
+fn make_prefix<A: Address>(addr: A, len: u32) -> Result<Prefix<A>, String> {
+    let len8 = u8::try_from(len)
+        .map_err(|_| format!("prefix length {len} is longer than {} bits", A::BITS))?;
+    Prefix::new(addr, len8).map_err(|e| e.to_string())
+}
+
+/// A plain decimal `u32`: digits only (no sign, no spaces), no overflow.
+fn parse_u32(s: &str) -> Option<u32> {
+    if s.is_empty() {
+        return None;
+    }
+    s.bytes().try_fold(0u32, |acc, b| {
+        let digit = b.checked_sub(b'0').filter(|d| *d < 10)?;
+        acc.checked_mul(10)?.checked_add(u32::from(digit))
+    })
+}
+
+/// Sorts the routes of one family and keeps, for each prefix, the route that came last in the
+/// file. The sort is stable, so equal prefixes stay in file order; input that is already sorted
+/// (every real table) costs one linear pass.
+fn into_table<A: Address>(mut routes: Vec<(Prefix<A>, NextHop)>) -> RouteTable<A> {
+    routes.sort_by_key(|route| route.0);
+    routes.dedup_by(|later, kept| {
+        if later.0 == kept.0 {
+            kept.1 = later.1;
+            true
+        } else {
+            false
+        }
+    });
+    routes.into_iter().collect()
 }
 
 /// Writes a FIB in the text format, IPv4 routes first, each family in (address, length)
@@ -25,4 +165,76 @@ pub fn write_fib<W: Write>(mut out: W, fib: &Fib) -> std::io::Result<()> {
         writeln!(out, "{prefix} {next_hop}")?;
     }
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(line: &str) -> Result<Option<String>, String> {
+        parse_line(line.as_bytes()).map(|r| {
+            r.map(|r| match r {
+                Route::V4(p, nh) => format!("{p} {nh}"),
+                Route::V6(p, nh) => format!("{p} {nh}"),
+            })
+        })
+    }
+
+    #[test]
+    fn parses_both_families_and_whitespace() {
+        assert_eq!(route("10.0.0.0/8 1\n"), Ok(Some("10.0.0.0/8 1".into())));
+        assert_eq!(
+            route("\t2001:DB8::/32\t\t0\r\n"),
+            Ok(Some("2001:db8::/32 0".into()))
+        );
+        assert_eq!(
+            route("0.0.0.0/0 4294967295"),
+            Ok(Some("0.0.0.0/0 4294967295".into()))
+        );
+        assert_eq!(route("::/0 7 # default"), Ok(Some("::/0 7".into())));
+    }
+
+    #[test]
+    fn blank_and_comment_lines_are_nothing() {
+        for line in ["", "\n", "   \r\n", "# x", "  # 10.0.0.0/8 1", "#"] {
+            assert_eq!(route(line), Ok(None), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_lines_say_why() {
+        let cases = [
+            ("10.0.0.1/8 1", "host bits set"),
+            ("10.0.0.0/33 1", "longer than 32"),
+            ("::/129 1", "longer than 128"),
+            ("10.0.0.0/300 1", "longer than 32"),
+            ("10.0.0.0/x 1", "bad prefix length"),
+            ("10.0.0.0/ 1", "bad prefix length"),
+            ("10.0.0.0 1", "not a prefix"),
+            ("10.0.0/8 1", "bad IPv4 address"),
+            ("2001:db8:::/32 1", "bad IPv6 address"),
+            ("10.0.0.0/8", "missing next hop"),
+            ("10.0.0.0/8 1 2", "extra field"),
+            ("10.0.0.0/8 -1", "next hop"),
+            ("10.0.0.0/8 +1", "next hop"),
+            ("10.0.0.0/8 4294967296", "next hop"),
+            ("10.0.0.0/8 1.5", "next hop"),
+        ];
+        for (line, want) in cases {
+            let err = route(line).expect_err(line);
+            assert!(err.contains(want), "{line:?}: {err}");
+        }
+        let err = parse_line(b"10.0.0.0/8 1 # caf\xe9").err().unwrap();
+        assert!(err.contains("UTF-8"), "{err}");
+    }
+
+    #[test]
+    fn strict_u32() {
+        assert_eq!(parse_u32("0"), Some(0));
+        assert_eq!(parse_u32("007"), Some(7));
+        assert_eq!(parse_u32("4294967295"), Some(u32::MAX));
+        assert_eq!(parse_u32("4294967296"), None);
+        assert_eq!(parse_u32(""), None);
+        assert_eq!(parse_u32("1 "), None);
+    }
 }

@@ -1,0 +1,72 @@
+//! AVX2 node search: two 256-bit compares per node.
+//!
+//! AVX2 has only signed compares, so keys and query are flipped at the sign bit first, which
+//! turns unsigned order into signed order.
+
+use std::arch::x86_64::{
+    __m256i, _mm256_castsi256_ps, _mm256_cmpgt_epi16, _mm256_cmpgt_epi32, _mm256_load_si256,
+    _mm256_movemask_epi8, _mm256_movemask_ps, _mm256_set1_epi16, _mm256_set1_epi32,
+    _mm256_xor_si256,
+};
+
+use super::Search;
+use crate::engine::planb::layout::{Node16, Node32};
+
+/// Proof that the CPU has AVX2 and POPCNT; only [`Avx2::new`] makes one.
+#[derive(Clone, Copy, Debug)]
+pub struct Avx2(());
+
+impl Avx2 {
+    /// The token, if the CPU supports AVX2.
+    pub fn new() -> Option<Self> {
+        (is_x86_feature_detected!("avx2") && is_x86_feature_detected!("popcnt")).then_some(Avx2(()))
+    }
+}
+
+impl Search for Avx2 {
+    #[inline(always)]
+    fn rank32(self, node: &Node32, x: u32) -> u32 {
+        // SAFETY: an `Avx2` exists only when the CPU has AVX2 (checked in `new`); `node` is
+        // 64-byte aligned, so both 32-byte halves are 32-byte aligned for the loads.
+        unsafe {
+            let bias = _mm256_set1_epi32(i32::MIN);
+            let q = _mm256_xor_si256(_mm256_set1_epi32(x as i32), bias);
+            let p = node.0.as_ptr().cast::<__m256i>();
+            let lo = _mm256_xor_si256(_mm256_load_si256(p), bias);
+            let hi = _mm256_xor_si256(_mm256_load_si256(p.add(1)), bias);
+            let lt_lo = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(q, lo)));
+            let lt_hi = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(q, hi)));
+            (lt_lo as u32).count_ones() + (lt_hi as u32).count_ones()
+        }
+    }
+
+    #[inline(always)]
+    fn at<T>(self, slice: &[T], i: usize) -> &T {
+        debug_assert!(
+            i < slice.len(),
+            "walk index {i} out of bounds {}",
+            slice.len()
+        );
+        // SAFETY: the walk only forms indices that the builder's invariants keep in bounds:
+        // chunk < 2^16 = direct.len(); descriptor rows exist for every direct entry; an inner
+        // node's rank never exceeds its real separators, so a child index stays inside the next
+        // level; a leaf position is at most the chunk's key count, and the chunk has one more
+        // value than keys. Debug builds (and the test profile) check it.
+        unsafe { slice.get_unchecked(i) }
+    }
+
+    #[inline(always)]
+    fn rank16(self, node: &Node16, x: u16) -> u32 {
+        // SAFETY: as above; each 16-bit lane sets two bits of the byte mask, hence the halving.
+        unsafe {
+            let bias = _mm256_set1_epi16(i16::MIN);
+            let q = _mm256_xor_si256(_mm256_set1_epi16(x as i16), bias);
+            let p = node.0.as_ptr().cast::<__m256i>();
+            let lo = _mm256_xor_si256(_mm256_load_si256(p), bias);
+            let hi = _mm256_xor_si256(_mm256_load_si256(p.add(1)), bias);
+            let lt_lo = _mm256_movemask_epi8(_mm256_cmpgt_epi16(q, lo)) as u32;
+            let lt_hi = _mm256_movemask_epi8(_mm256_cmpgt_epi16(q, hi)) as u32;
+            (lt_lo.count_ones() + lt_hi.count_ones()) / 2
+        }
+    }
+}
