@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use ipfib::gen::{self, TraceKind};
