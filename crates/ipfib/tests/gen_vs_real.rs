@@ -221,3 +221,33 @@ fn ipv4_resembles_bart_tier1() {
     r.intervals.0 = s.intervals.0;
     compare(&r, &s, 5.0, [(0.99, 1.01), (1.5, 3.0)]);
 }
+
+/// The PlanB paper's synth-1..4 sizes: generation time and the figures of each table. Slow in
+/// a debug build, so opt-in: `cargo test --release -p ipfib --test gen_vs_real -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore]
+fn synth_sizes() {
+    println!("routes | build | top lengths | nested | depth>=2 | intervals");
+    for n in [250_000, 500_000, 750_000, 1_000_000] {
+        let started = Instant::now();
+        let t = gen::fib_v6(n, 1);
+        let build = started.elapsed();
+        assert_eq!(t.len(), n);
+        let h = t.length_histogram();
+        let pct = |l: usize| 100.0 * h[l] as f64 / n as f64;
+        let depths = shape::depth_histogram(&t);
+        let deep: usize = depths.iter().skip(2).sum();
+        println!(
+            "{n} | {build:.2?} | /48 {:.2} /32 {:.2} /44 {:.2} /40 {:.2} /36 {:.2} | {:.3} | {:.3} | {}",
+            pct(48),
+            pct(32),
+            pct(44),
+            pct(40),
+            pct(36),
+            shape::nested_share(&t),
+            deep as f64 / n as f64,
+            Intervals::from_table(&t).len()
+        );
+    }
+}
