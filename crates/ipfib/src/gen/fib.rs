@@ -18,11 +18,13 @@
 //!
 //! This reproduces the length histogram exactly and the nesting structure (depths, children per
 //! parent, runs of neighbours) approximately; `docs/generator-profile.md` compares the result
-//! with the real tables. When a block or parent is too crowded to find a place after a bounded
-//! number of random tries, the route goes to any free position of its length instead (the
-//! structure degrades, the count and histogram do not); a length whose every prefix is taken
-//! passes its remaining quota to the next longer length. So every request up to the number of
-//! prefixes the family has is met exactly.
+//! with the real tables. When random tries fail in a block or parent, it is scanned for a free
+//! position (a bounded number of steps) and then remembered as full for the current length; a
+//! nested route whose parents are all full becomes top-level, and a route that fits nowhere
+//! structured goes to any free position of its length (the structure degrades, the count and
+//! histogram do not). A length whose every prefix is taken passes its remaining quota to the
+//! next longer length. So every request up to the number of prefixes the family has is met
+//! exactly.
 
 use super::fastset::{FastMap, FastSet};
 use super::hops::HopDraw;
