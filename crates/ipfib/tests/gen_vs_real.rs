@@ -214,12 +214,13 @@ fn ipv4_resembles_bart_tier1() {
     let (r, s) = (figures(&real), figures(&synth));
     report("IPv4 bart-tier1-2023", &r, &s, real.len());
     // bart has no next hops: only the structural interval count is comparable, and it is the
-    // generator's known weakness for IPv4 (real /8s are 96-100 % announced in long contiguous
-    // runs; random top-level positions fragment the union, giving about 2.4 times the
-    // intervals). The band documents that gap rather than hiding it.
+    // generator's known weakness for IPv4: real /8s are 96-100 % announced with many small
+    // unannounced holes, while generated /8s fill up (their quota is the real volume, and the
+    // random excess packs into the next free space), leaving about a fifth of the real number
+    // of boundaries. The band documents that gap rather than hiding it.
     let mut r = r;
     r.intervals.0 = s.intervals.0;
-    compare(&r, &s, 5.0, [(0.99, 1.01), (1.5, 3.0)]);
+    compare(&r, &s, 5.0, [(0.99, 1.01), (0.1, 0.4)]);
 }
 
 /// The PlanB paper's synth-1..4 sizes: generation time and the figures of each table. Slow in

@@ -108,7 +108,8 @@ struct Generator<'p, A: Address> {
     levels: Vec<Level>,
     /// Lengths that hold at least one route, ascending.
     present: Vec<u8>,
-    block_cumulative: Vec<u64>,
+    /// Per length, the blocks holding top-level routes of that length with cumulative counts.
+    blocks: Vec<Vec<(u32, u64)>>,
     /// Share of routes of each length that have children, indexed by length.
     fertile: Vec<Ratio>,
     last_top: FastMap<u32, Last>,
@@ -137,12 +138,18 @@ pub(crate) fn generate<A: Address>(
         hops: HopDraw::new(u64::try_from(ranks).unwrap_or(u64::MAX)),
         levels: (0..=A::BITS).map(|_| Level::default()).collect(),
         present: Vec::new(),
-        block_cumulative: profile
-            .blocks
-            .iter()
-            .scan(0u64, |acc, &(_, n)| {
-                *acc += u64::from(n);
-                Some(*acc)
+        blocks: (0..=A::BITS)
+            .map(|len| {
+                let mut total = 0u64;
+                profile
+                    .blocks
+                    .iter()
+                    .filter(|&&(_, l, _)| l == len)
+                    .map(|&(block, _, n)| {
+                        total += u64::from(n);
+                        (block, total)
+                    })
+                    .collect()
             })
             .collect(),
         fertile: (0..=A::BITS)
@@ -291,13 +298,14 @@ impl<A: Address> Generator<'_, A> {
             return false;
         }
         let bits = self.profile.block_bits;
-        let total = self.block_cumulative.last().copied().unwrap_or(0);
+        let total = self.blocks_for(len).last().map_or(0, |&(_, c)| c);
         if len < bits || total == 0 {
             return self.place_uncovered(len);
         }
         for _ in 0..REGION_TRIES {
             let r = self.rng.below(total);
-            let block = self.profile.blocks[self.block_cumulative.partition_point(|&c| c <= r)].0;
+            let blocks = self.blocks_for(len);
+            let block = blocks[blocks.partition_point(|&(_, c)| c <= r)].0;
             let base = u128::from(block)
                 .checked_shl(128 - u32::from(bits))
                 .unwrap_or(0);
@@ -320,6 +328,17 @@ impl<A: Address> Generator<'_, A> {
             return true;
         }
         self.place_uncovered(len)
+    }
+
+    /// The blocks top-level routes of length `len` are drawn from, with cumulative counts:
+    /// the profile's for that length, or for a length with none (a spilled quota) those of the
+    /// nearest shorter length that has some.
+    fn blocks_for(&self, len: u8) -> &[(u32, u64)] {
+        (0..=len)
+            .rev()
+            .map(|l| self.blocks[usize::from(l)].as_slice())
+            .find(|b| !b.is_empty())
+            .unwrap_or(&[])
     }
 
     /// Places a route of length `len` that no route covers anywhere in the family's space,

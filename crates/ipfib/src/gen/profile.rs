@@ -47,7 +47,7 @@ pub struct Profile<A: Address> {
     pub(crate) lengths: &'static [(u8, u32, u32, u32)],
     pub(crate) parents: &'static [(u8, u8, u32)],
     pub(crate) block_bits: u8,
-    pub(crate) blocks: &'static [(u32, u32)],
+    pub(crate) blocks: &'static [(u32, u8, u32)],
     pub(crate) top_adjacent: Ratio,
     pub(crate) nested_adjacent: Ratio,
     pub(crate) next_hops: NextHops,
@@ -142,13 +142,19 @@ mod tests {
             assert_eq!(nested + top, routes, "/{len}");
         }
         assert!(p.parents.iter().all(|&(c, par, _)| par < c));
-        let top: u64 = p.lengths.iter().map(|&(_, _, t, _)| u64::from(t)).sum();
-        let blocks: u64 = p.blocks.iter().map(|&(_, n)| u64::from(n)).sum();
-        assert_eq!(top, blocks);
+        for &(len, _, top, _) in p.lengths {
+            let in_blocks: u32 = p
+                .blocks
+                .iter()
+                .filter(|&&(_, l, _)| l == len)
+                .map(|&(_, _, n)| n)
+                .sum();
+            assert_eq!(top, in_blocks, "/{len}");
+        }
         assert!(p
             .blocks
             .iter()
-            .all(|&(b, _)| u64::from(b) < 1 << p.block_bits));
+            .all(|&(b, _, _)| u64::from(b) < 1 << p.block_bits));
         assert!(p.lengths.iter().all(|&(len, _, _, _)| len >= p.block_bits));
         // A length that parents some route has routes with children.
         for &(_, parent, _) in p.parents {
