@@ -23,6 +23,7 @@
 pub mod addr;
 pub mod engine;
 pub mod error;
+pub mod gen;
 pub mod interval;
 pub mod io;
 pub mod prefix;

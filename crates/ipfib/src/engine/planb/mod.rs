@@ -12,6 +12,8 @@
 
 mod builder;
 pub mod fallback;
+#[cfg(target_arch = "x86_64")]
+mod gather;
 pub mod layout;
 pub mod search;
 mod walk;
@@ -165,9 +167,7 @@ impl<A: Family> Lpm<A> for PlanB<A> {
         match self.dispatch {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the token proves the CPU has the features the function enables.
-            search::Dispatch::Avx512(token) => unsafe {
-                walk::x86::batch_avx512(self, token, addrs, out)
-            },
+            search::Dispatch::Avx512(token) => unsafe { gather::batch(self, token, addrs, out) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             search::Dispatch::Avx2(token) => unsafe {
