@@ -1,20 +1,74 @@
-//! The `--fib FILE` argument shared by every subcommand that reads a table.
+//! The `--fib FILE` argument shared by every subcommand that reads a table, with the options
+//! that say how an MRT RIB dump becomes a table.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use ipfib::io::{LoadOptions, LoadReport, PeerChoice, ValueKind};
 use ipfib::Fib;
 
 /// Where the forwarding table comes from.
 #[derive(clap::Args, Debug, Clone)]
 pub struct FibArgs {
-    /// FIB file: text (`prefix/len next_hop` per line), optionally gzip-compressed.
+    /// FIB file: text (`prefix/len next_hop` per line) or an MRT RIB dump (TABLE_DUMP or
+    /// TABLE_DUMP_V2), plain, gzip or bzip2; the format is detected from the content.
     #[arg(long, value_name = "FILE")]
     pub fib: PathBuf,
+
+    #[command(flatten)]
+    pub mrt: MrtArgs,
+}
+
+/// How an MRT RIB dump (many paths per prefix) becomes a table (one value per prefix).
+/// Ignored for text input.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MrtArgs {
+    /// MRT: whose path each prefix gets. `best` = shortest AS path (an AS_SET counts as 1),
+    /// ties to the lowest peer index; or a peer index (PEER_INDEX_TABLE position; for
+    /// TABLE_DUMP v1 the order peers first appear, from 0); or a peer IP address.
+    #[arg(long, value_name = "best|INDEX|IP", default_value = "best")]
+    pub peer: PeerChoice,
+
+    /// MRT: the number stored per prefix. `next-hop`: ids 1, 2, ... for the BGP next hops in
+    /// order of first appearance; `origin-as`: the origin AS (lowest of a final AS_SET; the
+    /// peer's AS for an empty path); `peer`: the peer index.
+    #[arg(
+        long,
+        value_name = "next-hop|origin-as|peer",
+        default_value = "next-hop"
+    )]
+    pub value: ValueKind,
+
+    /// MRT: skip records that cannot be parsed (and repair the early-RIS 4-bytes-short
+    /// TABLE_DUMP length) instead of failing; the counts are reported on stderr.
+    #[arg(long)]
+    pub skip_bad_records: bool,
+}
+
+impl MrtArgs {
+    /// The library's load options.
+    pub fn options(&self) -> LoadOptions {
+        LoadOptions {
+            peer: self.peer.clone(),
+            value: self.value,
+            skip_bad_records: self.skip_bad_records,
+        }
+    }
 }
 
 impl FibArgs {
-    /// Loads the table; any error names the file and line.
+    /// Loads the table; any error names the file and line (or byte offset). Skipped records
+    /// and left-out prefixes are reported on stderr.
     pub fn load(&self) -> anyhow::Result<Fib> {
-        Ok(ipfib::io::load_fib(&self.fib)?)
+        Ok(load_reporting(&self.fib, &self.mrt)?.0)
     }
+}
+
+/// Loads any FIB file with these MRT options, printing the load's warnings (skipped records,
+/// left-out prefixes) on stderr so a shortened table is never presented as whole.
+pub fn load_reporting(path: &Path, mrt: &MrtArgs) -> anyhow::Result<(Fib, LoadReport)> {
+    let (fib, report) = ipfib::io::load_fib_with_report(path, &mrt.options())?;
+    for warning in report.warnings() {
+        eprintln!("ipfib: {}: {warning}", path.display());
+    }
+    Ok((fib, report))
 }

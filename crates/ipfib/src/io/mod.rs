@@ -1,18 +1,129 @@
 //! Reading and writing tables and address lists.
 //!
 //! [`load_fib`] is the one entry point the CLI uses for `--fib`: it reads the plain text format
-//! ([`text`]), transparently decompressed ([`decompress`]).
+//! ([`text`]) or an MRT RIB dump ([`mrt`]), transparently decompressed ([`decompress`]). The
+//! format is decided by the content, never the file name: a decompressed stream that starts with
+//! an MRT common header (a type RFC 6396 defines, in bytes text never contains) is MRT,
+//! anything else is text.
 
 pub mod decompress;
+pub mod mrt;
 pub mod text;
 
+use std::io::{BufRead, Cursor, Read};
 use std::path::Path;
+
+pub use mrt::{FileFormat, LoadOptions, LoadReport, PeerChoice, ValueKind};
 
 use crate::error::LoadError;
 use crate::table::Fib;
 
-/// Loads a FIB file of any supported format. Nothing half-built is returned: any error in the
-/// file is an error for the whole load.
-pub fn load_fib(path: &Path) -> Result<Fib, LoadError> {
-    text::read_fib(path)
+/// Loads a FIB file (or standard input for `-`) of any supported format. Nothing half-built is
+/// returned: any error in the file is an error for the whole load. `options` only matter for
+/// MRT input.
+pub fn load_fib(path: &Path, options: &LoadOptions) -> Result<Fib, LoadError> {
+    load_fib_with_report(path, options).map(|(fib, _)| fib)
+}
+
+/// [`load_fib`], also returning what the load did (format, records, skips), so a tool can warn
+/// about skipped records instead of presenting a shortened table as whole.
+pub fn load_fib_with_report(
+    path: &Path,
+    options: &LoadOptions,
+) -> Result<(Fib, LoadReport), LoadError> {
+    let input = decompress::open_maybe_compressed(path)?;
+    let (head, input) = peek(input, mrt::HEADER_LEN).map_err(|source| LoadError::Io {
+        path: decompress::display_path(path),
+        source,
+    })?;
+    if mrt::looks_like_mrt(&head) {
+        return load_mrt(input, path, options);
+    }
+    let fib = text::read_fib_from(input, &decompress::display_path(path))?;
+    Ok((fib, LoadReport::new(FileFormat::Text)))
+}
+
+/// The first `n` bytes of a stream (fewer if it is shorter), and the stream from its start: the
+/// bytes are put back in front, so this works on pipes too.
+pub(crate) fn peek(
+    mut input: Box<dyn BufRead + Send>,
+    n: usize,
+) -> std::io::Result<(Vec<u8>, Box<dyn BufRead + Send>)> {
+    let mut head = Vec::with_capacity(n);
+    // A decompressor's first buffer may be shorter than `n`: read until `n` bytes or the end.
+    (&mut input).take(n as u64).read_to_end(&mut head)?;
+    let whole: Box<dyn BufRead + Send> = Box::new(Cursor::new(head.clone()).chain(input));
+    Ok((head, whole))
+}
+
+#[cfg(feature = "mrt")]
+fn load_mrt(
+    input: Box<dyn BufRead + Send>,
+    path: &Path,
+    options: &LoadOptions,
+) -> Result<(Fib, LoadReport), LoadError> {
+    mrt::load_from(input, &decompress::display_path(path), options)
+}
+
+#[cfg(not(feature = "mrt"))]
+fn load_mrt(
+    _input: Box<dyn BufRead + Send>,
+    path: &Path,
+    _options: &LoadOptions,
+) -> Result<(Fib, LoadReport), LoadError> {
+    Err(LoadError::Record {
+        path: decompress::display_path(path),
+        offset: 0,
+        reason: "this is an MRT file, and this build of ipfib has no MRT support \
+                 (cargo feature `mrt`)"
+            .into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source that hands out one byte per read, like a slow pipe.
+    struct Trickle(Vec<u8>, usize);
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.1 >= self.0.len() || buf.is_empty() {
+                return Ok(0);
+            }
+            buf[0] = self.0[self.1];
+            self.1 += 1;
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn peek_puts_the_head_back_even_on_short_reads() {
+        let data = b"0123456789abcdef".to_vec();
+        let input: Box<dyn BufRead + Send> = Box::new(std::io::BufReader::with_capacity(
+            1,
+            Trickle(data.clone(), 0),
+        ));
+        let (head, mut whole) = peek(input, 12).unwrap();
+        assert_eq!(head, b"0123456789ab");
+        let mut all = Vec::new();
+        whole.read_to_end(&mut all).unwrap();
+        assert_eq!(all, data);
+
+        let short: Box<dyn BufRead + Send> = Box::new(Cursor::new(b"abc".to_vec()));
+        assert_eq!(peek(short, 12).unwrap().0, b"abc");
+    }
+
+    /// Without the `mrt` feature an MRT file is a clear error, not a text parse failure.
+    #[cfg(not(feature = "mrt"))]
+    #[test]
+    fn mrt_without_the_feature_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rib.mrt");
+        let mut header = 0u32.to_be_bytes().to_vec();
+        header.extend([0, 13, 0, 1, 0, 0, 0, 0]);
+        std::fs::write(&path, header).unwrap();
+        let err = load_fib(&path, &LoadOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("no MRT support"), "{err}");
+    }
 }
