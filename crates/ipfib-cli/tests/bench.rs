@@ -340,3 +340,39 @@ fn the_real_dfz_table_benches_with_all_engines_agreeing() {
     let first = rows[0]["checksum"].clone();
     assert!(rows.iter().all(|r| r["checksum"] == first));
 }
+
+#[test]
+fn an_mrt_rib_is_a_table_too_with_its_options() {
+    let Some(data) = shared_data() else { return };
+    let rib = data.join("mrt/rib/routeviews6.rib.20151101.0600.first6870prefixes.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("mrt.json");
+    let run = |value: &str| {
+        ok(&[
+            "--fib",
+            rib.to_str().unwrap(),
+            "--value",
+            value,
+            "--engines",
+            "planb,reference",
+            "--count",
+            "5000",
+            "--runs",
+            "1",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        read_json(&json)
+    };
+    let by_hop = run("next-hop");
+    let by_as = run("origin-as");
+    for r in by_hop.iter().chain(&by_as) {
+        assert_eq!(r["table"], rib.to_str().unwrap());
+        assert_eq!(r["family"], "IPv6");
+        let n = r["prefixes"].as_u64().unwrap();
+        assert!(n > 1000 && n != 250_000, "{n}");
+    }
+    // Same prefixes and trace, other values: the answers (and so the checksums) differ.
+    assert_ne!(by_hop[0]["checksum"], by_as[0]["checksum"]);
+    assert_eq!(by_hop[0]["checksum"], by_hop[1]["checksum"]);
+}

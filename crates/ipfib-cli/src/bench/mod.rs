@@ -29,7 +29,7 @@ use crate::bench::modes::{Job, Mode, Path as LookupPath, Placement};
 use crate::bench::report::{Row, TableInfo, TraceInfo};
 use crate::bench::source::{Source, TraceArg};
 use crate::bench::verify::{check_agreement, AgreementError, Feed};
-use crate::fib_args::FibArgs;
+use crate::fib_args::{self, MrtArgs};
 
 const AFTER_HELP: &str = "\
 With no arguments: a generated 250,000-prefix rrc00-like IPv6 table, a matched trace of
@@ -54,8 +54,7 @@ Examples:
 
 /// Arguments of `ipfib bench`, boxed so the CLI's subcommand enum stays small.
 #[derive(clap::Args, Debug)]
-// `--fib` is required inside `FibArgs`; here it is optional (absent: generate a table).
-#[command(after_help = AFTER_HELP, mut_arg("fib", |a| a.required(false)))]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     #[command(flatten)]
     options: Box<Options>,
@@ -64,9 +63,16 @@ pub struct Args {
 /// The options of `ipfib bench`.
 #[derive(clap::Args, Debug)]
 pub struct Options {
-    /// The table under test; without it a table is generated (--gen-prefixes, --family).
+    /// The table under test: a FIB file, text or MRT RIB dump, plain, gzip or bzip2 (as for
+    /// every command's --fib). Without it a table is generated (--gen-prefixes, --family).
+    // Not `FibArgs` flattened as an `Option`: clap then ignores `--fib` when the group has
+    // nested options (the MRT ones), so the file is read here with the same loader.
+    #[arg(long, value_name = "FILE")]
+    pub fib: Option<PathBuf>,
+
+    /// How an MRT RIB dump becomes a table (ignored for text FIBs and generated tables).
     #[command(flatten)]
-    pub fib: Option<FibArgs>,
+    pub mrt: MrtArgs,
 
     /// Address family: 6 or 4. Default: 6 for generated tables; for a FIB file, IPv6 when it has
     /// IPv6 routes, else IPv4.
@@ -196,11 +202,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     args.validate()?;
     let started = Instant::now();
     let fib = match &args.fib {
-        Some(f) => {
-            let bar = spinner(format!("loading {}", f.fib.display()));
-            let fib = f.load();
+        Some(path) => {
+            let bar = spinner(format!("loading {}", path.display()));
+            let loaded = fib_args::load_reporting(path, &args.mrt);
             bar.finish_and_clear();
-            Some(fib?)
+            Some(loaded?.0)
         }
         None => None,
     };
@@ -278,15 +284,15 @@ fn run_family<A: Source>(
     );
     let mut rows = Vec::new();
     match (loaded, &args.fib) {
-        (Some(table), Some(fib)) => {
+        (Some(table), Some(path)) => {
             anyhow::ensure!(
                 !table.is_empty(),
                 "{} has no {} routes",
-                fib.fib.display(),
+                path.display(),
                 A::FAMILY
             );
             let info = TableInfo {
-                table: fib.fib.display().to_string(),
+                table: path.display().to_string(),
                 family: A::FAMILY,
                 prefixes: table.len(),
             };
@@ -580,7 +586,7 @@ mod tests {
             "trace.txt",
         ])
         .unwrap();
-        assert_eq!(o.fib.as_ref().unwrap().fib, PathBuf::from("t.txt"));
+        assert_eq!(o.fib.as_deref(), Some(std::path::Path::new("t.txt")));
         assert_eq!(o.family, Some(4));
         assert_eq!(o.modes(), vec![Mode::Latency, Mode::Throughput]);
         assert_eq!(o.thread_counts(), vec![2, 1]);
