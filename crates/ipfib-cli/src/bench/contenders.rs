@@ -1,0 +1,206 @@
+//! Everything `ipfib bench` compares, per address family: our engines (every
+//! [`EngineKind::ALL`], so a new engine is benchmarked without touching this file), the peer
+//! crates (feature `peers`) and the extra comparators such as DPDK (feature `dpdk`).
+
+use ipfib::{Address, EngineKind, Lpm, RouteTable};
+
+/// Builds one comparator from a table. Boxed so ours, the peers' and FFI ones mix in one list.
+pub type Builder<A> = Box<dyn Fn(&RouteTable<A>) -> anyhow::Result<Box<dyn Lpm<A>>>>;
+
+/// One thing to benchmark: its name (as `--engines` accepts it) and how to build it.
+pub struct Contender<A: Address> {
+    /// Name in the report.
+    pub name: String,
+    /// Whether it is one of ours (the others are shown as comparators).
+    pub ours: bool,
+    /// Builds it from the table under test.
+    pub build: Builder<A>,
+}
+
+/// What the bench needs to know per family to list its contenders.
+pub trait Family: Address + crate::bench::modes::FlipLow {
+    /// Builds one of our engines for this family.
+    fn build_ours(kind: EngineKind, table: &RouteTable<Self>) -> Box<dyn Lpm<Self>>;
+    /// The peer crates' adapters for this family (empty without feature `peers`).
+    fn peers() -> Vec<Contender<Self>>;
+    /// Extra comparators for this family (DPDK's, with feature `dpdk`); the hook where
+    /// out-of-tree or FFI engines join the run.
+    fn extra() -> Vec<Contender<Self>>;
+}
+
+/// Every contender for a family, ours first, in a stable order.
+pub fn all<A: Family>() -> Vec<Contender<A>> {
+    let mut list: Vec<Contender<A>> = EngineKind::ALL
+        .iter()
+        .map(|&kind| Contender {
+            name: kind.name().to_string(),
+            ours: true,
+            build: Box::new(move |t: &RouteTable<A>| Ok(A::build_ours(kind, t))),
+        })
+        .collect();
+    list.extend(A::peers());
+    list.extend(A::extra());
+    list
+}
+
+/// Keeps the contenders named in `wanted` (all when empty); an unknown name is an error that
+/// lists the known ones.
+pub fn select<A: Address>(
+    list: Vec<Contender<A>>,
+    wanted: &[String],
+) -> anyhow::Result<Vec<Contender<A>>> {
+    if wanted.is_empty() {
+        return Ok(list);
+    }
+    let known: Vec<String> = list.iter().map(|c| c.name.clone()).collect();
+    for w in wanted {
+        if !known.iter().any(|k| k.eq_ignore_ascii_case(w)) {
+            anyhow::bail!("unknown engine {w:?} (known: {})", known.join(", "));
+        }
+    }
+    Ok(list
+        .into_iter()
+        .filter(|c| wanted.iter().any(|w| w.eq_ignore_ascii_case(&c.name)))
+        .collect())
+}
+
+#[cfg(feature = "peers")]
+fn peer_list<A>() -> Vec<Contender<A>>
+where
+    A: Address + crate::bench::peers::IpNetFamily,
+    (A, u8): prefix_trie::Prefix,
+    crate::bench::peers::PrefixTrie<A>: Lpm<A>,
+{
+    use crate::bench::peers::{IpNetTable, PrefixTrie};
+    vec![
+        Contender {
+            name: "prefix-trie".into(),
+            ours: false,
+            build: Box::new(|t: &RouteTable<A>| {
+                Ok(Box::new(PrefixTrie::build(t)) as Box<dyn Lpm<A>>)
+            }),
+        },
+        Contender {
+            name: "ip_network_table".into(),
+            ours: false,
+            build: Box::new(|t: &RouteTable<A>| {
+                Ok(Box::new(IpNetTable::build(t)?) as Box<dyn Lpm<A>>)
+            }),
+        },
+    ]
+}
+
+#[cfg(not(feature = "peers"))]
+fn peer_list<A: Address>() -> Vec<Contender<A>> {
+    Vec::new()
+}
+
+impl Family for u32 {
+    fn build_ours(kind: EngineKind, table: &RouteTable<u32>) -> Box<dyn Lpm<u32>> {
+        kind.build_v4(table)
+    }
+    fn peers() -> Vec<Contender<u32>> {
+        peer_list()
+    }
+    fn extra() -> Vec<Contender<u32>> {
+        extra_v4()
+    }
+}
+
+impl Family for u128 {
+    fn build_ours(kind: EngineKind, table: &RouteTable<u128>) -> Box<dyn Lpm<u128>> {
+        kind.build_v6(table)
+    }
+    fn peers() -> Vec<Contender<u128>> {
+        peer_list()
+    }
+    fn extra() -> Vec<Contender<u128>> {
+        extra_v6()
+    }
+}
+
+/// A DPDK comparator as a contender; building it starts DPDK's EAL on first use.
+#[cfg(feature = "dpdk")]
+fn dpdk<A: Address, E: Lpm<A> + 'static>(
+    name: &str,
+    build: fn(&RouteTable<A>) -> Result<E, ipfib_dpdk::DpdkError>,
+) -> Contender<A> {
+    Contender {
+        name: name.into(),
+        ours: false,
+        build: Box::new(move |t: &RouteTable<A>| Ok(Box::new(build(t)?) as Box<dyn Lpm<A>>)),
+    }
+}
+
+/// Extra IPv4 comparators: DPDK's `rte_fib` and `rte_lpm` with feature `dpdk`, else none.
+pub fn extra_v4() -> Vec<Contender<u32>> {
+    #[cfg(feature = "dpdk")]
+    {
+        vec![
+            dpdk("dpdk-fib", ipfib_dpdk::DpdkFib::build),
+            dpdk("dpdk-lpm", ipfib_dpdk::DpdkLpm::build),
+        ]
+    }
+    #[cfg(not(feature = "dpdk"))]
+    Vec::new()
+}
+
+/// Extra IPv6 comparators: DPDK's `rte_fib6` and `rte_lpm6` with feature `dpdk`, else none.
+pub fn extra_v6() -> Vec<Contender<u128>> {
+    #[cfg(feature = "dpdk")]
+    {
+        vec![
+            dpdk("dpdk-fib6", ipfib_dpdk::DpdkFib6::build),
+            dpdk("dpdk-lpm6", ipfib_dpdk::DpdkLpm6::build),
+        ]
+    }
+    #[cfg(not(feature = "dpdk"))]
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names<A: Address>(list: &[Contender<A>]) -> Vec<String> {
+        list.iter().map(|c| c.name.clone()).collect()
+    }
+
+    #[test]
+    fn every_engine_of_ours_comes_first_then_the_peers() {
+        let list = all::<u128>();
+        let ours: Vec<String> = EngineKind::ALL.iter().map(|k| k.name().into()).collect();
+        assert_eq!(names(&list)[..ours.len()], ours[..]);
+        assert!(list[..ours.len()].iter().all(|c| c.ours));
+        assert!(list[ours.len()..].iter().all(|c| !c.ours));
+        if cfg!(feature = "peers") {
+            let rest = &names(&list)[ours.len()..];
+            assert!(rest.iter().any(|n| n == "prefix-trie"), "{rest:?}");
+            assert!(rest.iter().any(|n| n == "ip_network_table"), "{rest:?}");
+        }
+    }
+
+    #[test]
+    fn built_contenders_report_their_own_names() {
+        let mut t = RouteTable::<u32>::new();
+        t.insert_net("10.0.0.0/8".parse().unwrap(), 4).unwrap();
+        for c in all::<u32>() {
+            let e = (c.build)(&t).unwrap();
+            assert_eq!(e.name(), c.name);
+            assert_eq!(e.lookup(0x0a01_0101), Some(4), "{}", c.name);
+            assert_eq!(e.lookup(0x0b00_0000), None, "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn selection_keeps_order_ignores_case_and_refuses_unknown_names() {
+        let picked = select(all::<u32>(), &["REFERENCE".into(), "planb".into()]).unwrap();
+        assert_eq!(names(&picked), ["planb", "reference"]);
+        assert_eq!(select(all::<u32>(), &[]).unwrap().len(), all::<u32>().len());
+        let err = select(all::<u32>(), &["planb".into(), "dxr".into()])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("\"dxr\"") && err.contains("planb"), "{err}");
+    }
+}

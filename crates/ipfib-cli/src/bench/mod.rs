@@ -1,0 +1,618 @@
+//! `ipfib bench`: every engine of ours, both lookup paths, and the peer crates, on one table and
+//! one trace, in one process, with the answers checked to agree before anything is timed.
+//!
+//! The run: load or generate the table, make the trace, build every contender (timed), check
+//! that they all answer the whole trace alike on every path and mode (a difference fails the
+//! command, see [`verify`]), then time each engine × mode × path × thread count: one untimed
+//! warm-up run, then `--runs` timed runs, reporting the median and min–max (see [`modes`] for
+//! exactly what each mode does).
+
+mod contenders;
+mod cpu;
+mod modes;
+#[cfg(feature = "peers")]
+mod peers;
+mod plot;
+mod report;
+mod source;
+mod verify;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use ipfib::{Lpm, RouteTable};
+
+use crate::bench::contenders::Contender;
+use crate::bench::modes::{Job, Mode, Path as LookupPath, Placement};
+use crate::bench::report::{Row, TableInfo, TraceInfo};
+use crate::bench::source::{Source, TraceArg};
+use crate::bench::verify::{check_agreement, AgreementError, Feed};
+use crate::fib_args::{self, MrtArgs};
+
+const AFTER_HELP: &str = "\
+With no arguments: a generated 250,000-prefix rrc00-like IPv6 table, a matched trace of
+1,000,000 addresses, every engine and peer crate, throughput mode, 5 runs.
+
+Before timing, every engine answers the whole trace on every path and mode and is compared
+with the reference engine: any difference is reported (engines, address, both answers) and
+the command fails. The checksum column is FNV-1a-64 over (index, answer) pairs as
+little-endian u64s, a miss counted as 2^32; it is equal for all engines of one run and mode.
+
+For stable numbers pin the process to one otherwise idle core:
+    taskset -c 1 ipfib bench ...
+The report shows the CPUs the run was allowed and, with --threads N > 1, pins thread i to the
+i-th allowed CPU.
+
+Examples:
+    ipfib bench --fib ../shared/data/ipv6/ipv6-ris-dfz10-20241220.txt.gz --trace matched \\
+        --json out.json --plot out.svg
+    ipfib bench --family 4 --gen-prefixes 900000 --mode throughput,latency,repeated
+    ipfib bench --sizes 250000,500000,1000000 --plot scaling.svg
+    ipfib bench --threads 1,2 --engines planb,prefix-trie";
+
+/// Arguments of `ipfib bench`, boxed so the CLI's subcommand enum stays small.
+#[derive(clap::Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    #[command(flatten)]
+    options: Box<Options>,
+}
+
+/// The options of `ipfib bench`.
+#[derive(clap::Args, Debug)]
+pub struct Options {
+    /// The table under test: a FIB file, text or MRT RIB dump, plain, gzip or bzip2 (as for
+    /// every command's --fib). Without it a table is generated (--gen-prefixes, --family).
+    // Not `FibArgs` flattened as an `Option`: clap then ignores `--fib` when the group has
+    // nested options (the MRT ones), so the file is read here with the same loader.
+    #[arg(long, value_name = "FILE")]
+    pub fib: Option<PathBuf>,
+
+    /// How an MRT RIB dump becomes a table (ignored for text FIBs and generated tables).
+    #[command(flatten)]
+    pub mrt: MrtArgs,
+
+    /// Address family: 6 or 4. Default: 6 for generated tables; for a FIB file, IPv6 when it has
+    /// IPv6 routes, else IPv4.
+    #[arg(long, value_parser = parse_family)]
+    pub family: Option<u8>,
+
+    /// Prefixes of the generated table.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 250_000,
+        conflicts_with = "fib"
+    )]
+    pub gen_prefixes: usize,
+
+    /// Several generated table sizes in one run (comma-separated), for the scaling plot.
+    #[arg(long, value_name = "N,N,..", value_delimiter = ',', conflicts_with_all = ["fib", "gen_prefixes"])]
+    pub sizes: Vec<usize>,
+
+    /// The trace: `matched` (a random address inside a random prefix), `uniform` (random over
+    /// the announced space), `space` (random over the whole address space), or a file with one
+    /// address per line (gzip allowed; write `./matched` for a file of that name).
+    #[arg(long, value_name = "KIND|FILE", default_value = "matched")]
+    pub trace: TraceArg,
+
+    /// Addresses of a generated trace (a trace file is used whole).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub count: usize,
+
+    /// Seed of the generated table and trace.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Modes to measure (comma-separated). throughput: independent lookups over the trace.
+    /// latency: lookup i uses trace[i] XOR (answer[i-1] & 1), a data dependency the CPU cannot
+    /// run ahead of (DXR's SEQ; single path only). repeated: the first count/8 addresses in
+    /// windows of 8, each window looked up 8 times round-robin (DXR's REP).
+    #[arg(long, value_delimiter = ',', default_value = "throughput")]
+    pub mode: Vec<Mode>,
+
+    /// Thread counts (comma-separated); each thread looks up in the same shared engine.
+    #[arg(
+        long,
+        value_name = "N,N,..",
+        value_delimiter = ',',
+        default_value = "1"
+    )]
+    pub threads: Vec<usize>,
+
+    /// Timed runs per measurement, after one untimed warm-up run.
+    #[arg(long, value_name = "R", default_value_t = 5)]
+    pub runs: usize,
+
+    /// Addresses per `lookup_batch` call on the batch path.
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub chunk: usize,
+
+    /// Time budget of one timed run, in milliseconds: a slow engine is timed on the first part
+    /// of the trace that fits (its answers are still checked on the whole trace).
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    pub run_budget_ms: u64,
+
+    /// Only these engines (comma-separated names, e.g. planb,prefix-trie); default all.
+    #[arg(long, value_delimiter = ',')]
+    pub engines: Vec<String>,
+
+    /// Write the results as a JSON array to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Plot the results to FILE.svg or FILE.png (plus FILE-sizes / FILE-threads for scaling).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
+
+fn parse_family(s: &str) -> Result<u8, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "4" | "v4" | "ipv4" => Ok(4),
+        "6" | "v6" | "ipv6" => Ok(6),
+        _ => Err(format!("{s:?} is not an address family (4 or 6)")),
+    }
+}
+
+impl Options {
+    fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.runs >= 1, "--runs must be at least 1");
+        anyhow::ensure!(self.count >= 1, "--count must be at least 1");
+        anyhow::ensure!(self.chunk >= 1, "--chunk must be at least 1");
+        anyhow::ensure!(
+            self.threads.iter().all(|&t| t >= 1),
+            "--threads must be at least 1"
+        );
+        anyhow::ensure!(
+            self.sizes.iter().all(|&n| n >= 1) && self.gen_prefixes >= 1,
+            "table sizes must be at least 1 prefix"
+        );
+        if let Some(p) = &self.plot {
+            plot::Format::of(p)?;
+        }
+        Ok(())
+    }
+
+    /// The modes asked for, each once, in the order given.
+    fn modes(&self) -> Vec<Mode> {
+        first_occurrences(&self.mode)
+    }
+
+    /// The thread counts asked for, each once, in the order given.
+    fn thread_counts(&self) -> Vec<usize> {
+        first_occurrences(&self.threads)
+    }
+}
+
+fn first_occurrences<T: Copy + PartialEq>(items: &[T]) -> Vec<T> {
+    let mut out = Vec::with_capacity(items.len());
+    for &x in items {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// Runs the subcommand.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let args = *args.options;
+    args.validate()?;
+    let started = Instant::now();
+    let fib = match &args.fib {
+        Some(path) => {
+            let bar = spinner(format!("loading {}", path.display()));
+            let loaded = fib_args::load_reporting(path, &args.mrt);
+            bar.finish_and_clear();
+            Some(loaded?.0)
+        }
+        None => None,
+    };
+    let family = match (args.family, &fib) {
+        (Some(f), _) => f,
+        (None, Some(fib)) if fib.v6.is_empty() => 4,
+        _ => 6,
+    };
+    let rows = if family == 4 {
+        run_family::<u32>(&args, fib.map(u32::of_fib))?
+    } else {
+        run_family::<u128>(&args, fib.map(u128::of_fib))?
+    };
+    print!("{}", report::render(&rows));
+    if let Some(path) = &args.json {
+        report::write_json(path, &rows)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.plot {
+        for p in plot::plot(path, &rows)? {
+            eprintln!("wrote {}", p.display());
+        }
+    }
+    eprintln!("bench done in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// A spinner with a message on stderr for a step of unknown length, hidden when stderr is not
+/// a terminal.
+fn spinner(msg: String) -> ProgressBar {
+    let bar = if std::io::stderr().is_terminal() {
+        ProgressBar::new_spinner()
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_message(msg);
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal.
+fn progress(len: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+    {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+/// Everything for one family: one table per size (or the loaded one), each benchmarked fully.
+fn run_family<A: Source>(
+    args: &Options,
+    loaded: Option<RouteTable<A>>,
+) -> anyhow::Result<Vec<Row>> {
+    let sizes = if args.sizes.is_empty() {
+        vec![args.gen_prefixes]
+    } else {
+        args.sizes.clone()
+    };
+    let file_trace = match &args.trace {
+        TraceArg::File(path) => Some(source::read_trace::<A>(path)?),
+        TraceArg::Gen(_) => None,
+    };
+    let allowed = cpu::allowed();
+    eprintln!(
+        "CPUs allowed: {} (main thread on CPU {}); pin with `taskset -c N`",
+        cpu::format_list(&allowed),
+        cpu::current().map_or("?".into(), |c| c.to_string())
+    );
+    let mut rows = Vec::new();
+    match (loaded, &args.fib) {
+        (Some(table), Some(path)) => {
+            anyhow::ensure!(
+                !table.is_empty(),
+                "{} has no {} routes",
+                path.display(),
+                A::FAMILY
+            );
+            let info = TableInfo {
+                table: path.display().to_string(),
+                family: A::FAMILY,
+                prefixes: table.len(),
+            };
+            rows.extend(bench_table(args, &table, info, file_trace.as_deref())?);
+        }
+        _ => {
+            for &n in &sizes {
+                let started = Instant::now();
+                let what = format!("a {n}-prefix {} table (seed {})", A::FAMILY, args.seed);
+                let bar = spinner(format!("generating {what}"));
+                let table = A::generate(n, args.seed);
+                bar.finish_and_clear();
+                eprintln!(
+                    "generated {what} in {:.1} s",
+                    started.elapsed().as_secs_f64()
+                );
+                let info = TableInfo {
+                    table: "generated".into(),
+                    family: A::FAMILY,
+                    prefixes: table.len(),
+                };
+                rows.extend(bench_table(args, &table, info, file_trace.as_deref())?);
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// What is known of a built contender besides the engine itself.
+struct Built {
+    ours: bool,
+    build_ms: f64,
+}
+
+fn feed_of(mode: Mode, path: LookupPath, chunk: usize) -> Feed {
+    match (mode, path) {
+        (Mode::Latency, _) => Feed::Chain,
+        (_, LookupPath::Single) => Feed::Single,
+        (_, LookupPath::Batch) => Feed::Batch(chunk),
+    }
+}
+
+/// Benchmarks every contender on one table.
+fn bench_table<A: Source>(
+    args: &Options,
+    table: &RouteTable<A>,
+    info: TableInfo,
+    file_trace: Option<&[A]>,
+) -> anyhow::Result<Vec<Row>> {
+    let generated;
+    let trace: &[A] = match file_trace {
+        Some(t) => t,
+        None => {
+            generated = source::trace(table, &args.trace, args.count, args.seed)?;
+            &generated
+        }
+    };
+    let trace_info = TraceInfo {
+        trace: args.trace.to_string(),
+        trace_len: trace.len(),
+        seed: args.seed,
+    };
+    let contenders: Vec<Contender<A>> = contenders::select(contenders::all::<A>(), &args.engines)?;
+    let modes = args.modes();
+    let measurements: usize = modes.iter().map(|m| m.paths().len()).sum::<usize>()
+        * args.thread_counts().len()
+        * contenders.len();
+    let bar = progress((contenders.len() + modes.len() + measurements) as u64);
+
+    let mut built = Vec::with_capacity(contenders.len());
+    let mut engines: Vec<Box<dyn Lpm<A>>> = Vec::with_capacity(contenders.len());
+    for c in &contenders {
+        bar.set_message(format!("building {}", c.name));
+        let start = Instant::now();
+        match (c.build)(table) {
+            Ok(engine) => engines.push(engine),
+            // A comparator that cannot represent this table (DPDK's next-hop width, say) is
+            // left out with a note; one of ours failing is an error.
+            Err(e) if !c.ours => {
+                bar.suspend(|| eprintln!("note: {} left out: {e:#}", c.name));
+                bar.inc(1);
+                continue;
+            }
+            Err(e) => return Err(e.context(format!("building {}", c.name))),
+        }
+        built.push(Built {
+            ours: c.ours,
+            build_ms: start.elapsed().as_secs_f64() * 1e3,
+        });
+        bar.inc(1);
+    }
+
+    // The sequence each mode looks up, and every engine's checksum for each mode and path.
+    let repeated = modes
+        .contains(&Mode::Repeated)
+        .then(|| modes::repeated(trace));
+    let mut checksums = Vec::new();
+    for &mode in &modes {
+        bar.set_message(format!("checking that all engines agree ({})", mode.name()));
+        let seq = sequence(mode, trace, repeated.as_deref());
+        let feeds: Vec<Feed> = mode
+            .paths()
+            .iter()
+            .map(|&p| feed_of(mode, p, args.chunk))
+            .collect();
+        match check_agreement(&engines, seq, &feeds) {
+            Ok(sums) => {
+                for (feed, i) in feeds.iter().zip(0..) {
+                    for s in &sums {
+                        checksums.push((s.name.clone(), mode, *feed, s.sums[i]));
+                    }
+                }
+            }
+            Err(AgreementError::Disagree(d)) => {
+                bar.finish_and_clear();
+                eprintln!("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
+                eprintln!("!!! {d}");
+                eprintln!("!!! table: {}, trace: {}", info.table, trace_info.trace);
+                eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
+                anyhow::bail!("{d}; no benchmark numbers are reported for disagreeing engines");
+            }
+            Err(e) => {
+                bar.finish_and_clear();
+                return Err(e.into());
+            }
+        }
+        bar.inc(1);
+    }
+
+    let allowed = cpu::format_list(&cpu::allowed());
+    let budget = Duration::from_millis(args.run_budget_ms);
+    let mut rows = Vec::new();
+    for &mode in &modes {
+        let seq = sequence(mode, trace, repeated.as_deref());
+        // Lookups per run for each engine, estimated once per mode on the single path.
+        let per_run: Vec<usize> = engines
+            .iter()
+            .map(|e| lookups_per_run(e.as_ref(), seq, mode, budget))
+            .collect();
+        for &path in mode.paths() {
+            for &threads in &args.thread_counts() {
+                let placement = Placement::for_threads(threads);
+                for ((b, engine), &n) in built.iter().zip(&engines).zip(&per_run) {
+                    let engine = engine.as_ref();
+                    bar.set_message(format!(
+                        "timing {} {} {} x{threads}",
+                        engine.name(),
+                        path.name(),
+                        mode.name()
+                    ));
+                    let job = Job {
+                        engine,
+                        addrs: &seq[..n],
+                        mode,
+                        path,
+                        chunk: args.chunk,
+                    };
+                    let times = modes::time_runs(job, threads, args.runs, &placement)?;
+                    let speed = report::speed(&times, n);
+                    let feed = feed_of(mode, path, args.chunk);
+                    let sum = checksums
+                        .iter()
+                        .find(|(name, m, f, _)| name == engine.name() && *m == mode && *f == feed)
+                        .map_or(0, |c| c.3);
+                    let bytes = engine.memory_bytes();
+                    rows.push(Row {
+                        engine: engine.name().to_string(),
+                        ours: b.ours,
+                        path,
+                        mode,
+                        threads,
+                        mlps: speed.mlps,
+                        mlps_min: speed.min,
+                        mlps_max: speed.max,
+                        per_thread_mlps: speed.per_thread,
+                        ns_per_lookup: speed.ns_per_lookup,
+                        lookups_per_run: n,
+                        runs: args.runs,
+                        chunk: args.chunk,
+                        build_ms: b.build_ms,
+                        bytes,
+                        bytes_per_prefix: bytes as f64 / info.prefixes.max(1) as f64,
+                        checksum: format!("{sum:016x}"),
+                        table: info.clone(),
+                        trace: trace_info.clone(),
+                        cpus: allowed.clone(),
+                        pinned: placement.cpus.clone(),
+                        cpus_used: speed.cpus_used,
+                    });
+                    bar.inc(1);
+                }
+            }
+        }
+    }
+    bar.finish_and_clear();
+    Ok(rows)
+}
+
+/// The address sequence a mode looks up.
+fn sequence<'a, A>(mode: Mode, trace: &'a [A], repeated: Option<&'a [A]>) -> &'a [A] {
+    match (mode, repeated) {
+        (Mode::Repeated, Some(r)) => r,
+        _ => trace,
+    }
+}
+
+/// How many lookups one timed run makes: the whole sequence, unless the engine is so slow that
+/// this would exceed the time budget; then the largest prefix that fits, but never fewer than
+/// 65,536 (or the whole sequence when shorter). Estimated from the fastest of three timings
+/// of the first 16,384 lookups.
+fn lookups_per_run<A: modes::FlipLow>(
+    engine: &dyn Lpm<A>,
+    seq: &[A],
+    mode: Mode,
+    budget: Duration,
+) -> usize {
+    let probe = &seq[..seq.len().min(16_384)];
+    if probe.is_empty() {
+        return seq.len();
+    }
+    let job = Job {
+        engine,
+        addrs: probe,
+        mode,
+        path: LookupPath::Single,
+        chunk: 1,
+    };
+    // A warm-up and the fastest of three, so one preempted probe does not shorten the runs.
+    let Ok(times) = modes::time_runs(job, 1, 3, &Placement::default()) else {
+        return seq.len();
+    };
+    let fastest = times.iter().map(|t| t.wall).min().unwrap_or_default();
+    let per_lookup = fastest.as_secs_f64() / probe.len() as f64;
+    let fits = if per_lookup > 0.0 {
+        (budget.as_secs_f64() / per_lookup) as usize
+    } else {
+        seq.len()
+    };
+    fits.max(65_536).min(seq.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn parse(args: &[&str]) -> Result<Options, clap::Error> {
+        let argv = std::iter::once("bench").chain(args.iter().copied());
+        Cli::try_parse_from(argv).map(|c| *c.args.options)
+    }
+
+    #[test]
+    fn no_arguments_is_the_main_job() {
+        let o = parse(&[]).unwrap();
+        assert!(o.fib.is_none());
+        assert_eq!(o.family, None);
+        assert_eq!(
+            (o.gen_prefixes, o.count, o.runs, o.chunk),
+            (250_000, 1_000_000, 5, 4096)
+        );
+        assert_eq!(o.trace, TraceArg::Gen(ipfib::gen::TraceKind::Matched));
+        assert_eq!(
+            (o.modes(), o.thread_counts()),
+            (vec![Mode::Throughput], vec![1])
+        );
+        assert!(o.sizes.is_empty() && o.engines.is_empty());
+        assert!(o.json.is_none() && o.plot.is_none());
+        o.validate().unwrap();
+    }
+
+    #[test]
+    fn lists_families_and_files_parse() {
+        let o = parse(&[
+            "--fib",
+            "t.txt",
+            "--family",
+            "ipv4",
+            "--mode",
+            "latency,throughput,latency",
+            "--threads",
+            "2,1,2",
+            "--engines",
+            "planb,prefix-trie",
+            "--trace",
+            "trace.txt",
+        ])
+        .unwrap();
+        assert_eq!(o.fib.as_deref(), Some(std::path::Path::new("t.txt")));
+        assert_eq!(o.family, Some(4));
+        assert_eq!(o.modes(), vec![Mode::Latency, Mode::Throughput]);
+        assert_eq!(o.thread_counts(), vec![2, 1]);
+        assert_eq!(o.engines, ["planb", "prefix-trie"]);
+        assert_eq!(o.trace, TraceArg::File("trace.txt".into()));
+        let o = parse(&["--sizes", "10,20,30", "--family", "6"]).unwrap();
+        assert_eq!((o.sizes, o.family), (vec![10, 20, 30], Some(6)));
+    }
+
+    #[test]
+    fn contradictions_and_nonsense_are_refused() {
+        assert!(parse(&["--family", "5"]).is_err());
+        assert!(parse(&["--mode", "fast"]).is_err());
+        assert!(parse(&["--fib", "x", "--gen-prefixes", "5"]).is_err());
+        assert!(parse(&["--sizes", "5", "--gen-prefixes", "5"]).is_err());
+        assert!(parse(&["--runs", "-1"]).is_err());
+        for bad in [
+            &["--runs", "0"][..],
+            &["--threads", "0"],
+            &["--chunk", "0"],
+            &["--count", "0"],
+            &["--sizes", "0,5"],
+            &["--plot", "x.jpg"],
+        ] {
+            let o = parse(bad).unwrap();
+            assert!(o.validate().is_err(), "{bad:?} accepted");
+        }
+    }
+}

@@ -1,0 +1,388 @@
+//! `ipfib bench` end to end: arguments, the terminal table, the JSON, the plots, trace files.
+//!
+//! Every run here is tiny (a few hundred prefixes, a few thousand lookups, one run) so the
+//! suite stays fast; the numbers are not looked at, only the shape and the answers.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn ipfib(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ipfib"))
+        .arg("bench")
+        .args(args)
+        .output()
+        .expect("run ipfib")
+}
+
+fn ok(args: &[&str]) -> (String, String) {
+    let out = ipfib(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "ipfib bench {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = ipfib(args);
+    assert!(!out.status.success(), "ipfib bench {args:?} should fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+const TINY: &[&str] = &["--gen-prefixes", "400", "--count", "3000", "--runs", "1"];
+
+fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = TINY.to_vec();
+    v.extend_from_slice(extra);
+    v
+}
+
+fn read_json(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    match serde_json::from_str(&text).unwrap() {
+        Value::Array(rows) => rows,
+        other => panic!("expected a JSON array, got {other}"),
+    }
+}
+
+/// The engines a default build compares: ours, plus the peer crates with feature `peers` (and
+/// DPDK's with feature `dpdk`, which these tests leave to the DPDK crate's own tests).
+fn engines(family: u8) -> Vec<&'static str> {
+    let mut e = vec!["planb", "reference"];
+    if cfg!(feature = "peers") {
+        e.extend(["prefix-trie", "ip_network_table"]);
+    }
+    if cfg!(feature = "dpdk") {
+        e.extend(if family == 4 {
+            ["dpdk-fib", "dpdk-lpm"]
+        } else {
+            ["dpdk-fib6", "dpdk-lpm6"]
+        });
+    }
+    e
+}
+
+#[test]
+fn default_job_on_a_tiny_table_prints_every_engine_and_path() {
+    let (stdout, stderr) = ok(TINY);
+    for e in engines(6) {
+        for path in ["single", "batch"] {
+            assert!(
+                stdout
+                    .lines()
+                    .any(|l| l.starts_with(e) && l.contains(path) && l.contains("throughput")),
+                "no {e} {path} line in\n{stdout}"
+            );
+        }
+    }
+    let mut lines = stdout.lines();
+    let first = lines.next().unwrap();
+    assert!(
+        first.starts_with("IPv6 table generated (400 prefixes)"),
+        "{first}"
+    );
+    assert!(lines.next().unwrap().starts_with("engine"), "{stdout}");
+    assert!(stderr.contains("CPUs allowed"), "{stderr}");
+}
+
+#[test]
+fn json_has_every_field_and_one_checksum_per_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    ok(&with(&[
+        "--mode",
+        "throughput,latency,repeated",
+        "--threads",
+        "1,2",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    let rows = read_json(&json);
+    // Engines x (2 throughput + 1 latency + 2 repeated paths) x 2 thread counts.
+    assert_eq!(rows.len(), engines(6).len() * 5 * 2);
+    for r in &rows {
+        for field in [
+            "engine",
+            "path",
+            "mode",
+            "threads",
+            "mlps",
+            "mlps_min",
+            "mlps_max",
+            "ns_per_lookup",
+            "build_ms",
+            "bytes",
+            "bytes_per_prefix",
+            "checksum",
+            "table",
+            "family",
+            "prefixes",
+            "trace",
+            "trace_len",
+            "seed",
+        ] {
+            assert!(r.get(field).is_some(), "{field} missing in {r}");
+        }
+        let (mlps, lo, hi) = (
+            r["mlps"].as_f64().unwrap(),
+            r["mlps_min"].as_f64().unwrap(),
+            r["mlps_max"].as_f64().unwrap(),
+        );
+        assert!(lo > 0.0 && lo <= mlps && mlps <= hi, "{r}");
+        assert_eq!(r["family"], "IPv6");
+        assert_eq!(r["prefixes"], 400);
+        assert_eq!(r["trace_len"], 3000);
+        let threads = r["threads"].as_u64().unwrap();
+        assert_eq!(
+            r["per_thread_mlps"].as_array().unwrap().len() as u64,
+            threads
+        );
+        let bytes = r["bytes"].as_f64().unwrap();
+        assert!((r["bytes_per_prefix"].as_f64().unwrap() - bytes / 400.0).abs() < 1e-6);
+        if r["mode"] == "latency" {
+            assert_eq!(r["path"], "single", "latency has no batch path");
+        }
+    }
+    // Engines agree: one checksum per mode (over all engines, paths and thread counts).
+    for mode in ["throughput", "latency", "repeated"] {
+        let mut sums: Vec<&str> = rows
+            .iter()
+            .filter(|r| r["mode"] == mode)
+            .map(|r| r["checksum"].as_str().unwrap())
+            .collect();
+        sums.dedup();
+        assert_eq!(sums.len(), 1, "{mode}: {sums:?}");
+        assert_eq!(sums[0].len(), 16);
+    }
+    for e in engines(6) {
+        assert!(rows.iter().any(|r| r["engine"] == e), "{e} missing");
+    }
+}
+
+/// FNV-1a over (index, answer) as little-endian u64 pairs, a miss as 2^32: the checksum as the
+/// help and the JSON define it, written out independently of the bench's code.
+fn fnv(answers: &[Option<u32>]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (i, a) in answers.iter().enumerate() {
+        let code = a.map_or(1u64 << 32, u64::from);
+        for b in (i as u64)
+            .to_le_bytes()
+            .into_iter()
+            .chain(code.to_le_bytes())
+        {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+#[test]
+fn fib_and_trace_files_give_the_checksum_of_the_right_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let fib = dir.path().join("fib.txt");
+    std::fs::write(
+        &fib,
+        "10.0.0.0/8 1\n10.1.0.0/16 2\n10.1.2.0/24 3\n192.168.0.0/16 4\n2001:db8::/32 9\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("trace.txt");
+    std::fs::write(
+        &trace,
+        "# hand-made\n10.1.2.3\n10.1.3.0\n10.200.0.1\n11.0.0.0\n192.168.255.255\n0.0.0.0\n",
+    )
+    .unwrap();
+    let json = dir.path().join("out.json");
+    ok(&[
+        "--fib",
+        fib.to_str().unwrap(),
+        "--family",
+        "4",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let expected = fnv(&[Some(3), Some(2), Some(1), None, Some(4), None]);
+    let rows = read_json(&json);
+    assert_eq!(rows.len(), engines(4).len() * 2);
+    for r in &rows {
+        assert_eq!(r["checksum"], expected.as_str(), "{r}");
+        assert_eq!(r["family"], "IPv4");
+        assert_eq!(r["prefixes"], 4);
+        assert_eq!(r["trace_len"], 6);
+        assert_eq!(r["table"], fib.to_str().unwrap());
+    }
+}
+
+#[test]
+fn a_trace_of_the_wrong_family_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.txt");
+    std::fs::write(&trace, "2001:db8::1\n10.0.0.1\n").unwrap();
+    let err = fails(&with(&["--trace", trace.to_str().unwrap()]));
+    assert!(err.contains("t.txt:2"), "{err}");
+    assert!(err.contains("not an IPv6 address"), "{err}");
+}
+
+#[test]
+fn plots_are_written_as_svg_and_png_with_scaling_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("p.svg");
+    ok(&[
+        "--sizes",
+        "200,400",
+        "--threads",
+        "1,2",
+        "--count",
+        "2000",
+        "--runs",
+        "1",
+        "--engines",
+        "planb,reference",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    for name in ["p.svg", "p-sizes.svg", "p-threads.svg"] {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        assert!(
+            text.starts_with("<svg"),
+            "{name}: {}",
+            &text[..text.len().min(80)]
+        );
+        assert!(text.trim_end().ends_with("</svg>"), "{name}");
+        assert!(
+            text.contains("planb") && text.contains("reference"),
+            "{name}"
+        );
+    }
+    let png = dir.path().join("p.png");
+    ok(&with(&["--plot", png.to_str().unwrap()]));
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 1000);
+    assert!(
+        !dir.path().join("p-sizes.png").exists(),
+        "one size: no scaling plot"
+    );
+}
+
+#[test]
+fn engines_can_be_selected_and_unknown_ones_are_refused() {
+    let (stdout, _) = ok(&with(&["--engines", "REFERENCE", "--family", "4"]));
+    let mut engines: Vec<&str> = stdout
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    engines.sort_unstable();
+    engines.dedup();
+    assert_eq!(engines, ["reference"], "{stdout}");
+    assert!(stdout.starts_with("IPv4 table"), "{stdout}");
+    let err = fails(&with(&["--engines", "planb,nosuch"]));
+    assert!(err.contains("nosuch") && err.contains("known:"), "{err}");
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--runs", "0"], "--runs"),
+        (&["--count", "0"], "--count"),
+        (&["--chunk", "0"], "--chunk"),
+        (&["--threads", "1,0"], "--threads"),
+        (&["--family", "5"], "address family"),
+        (&["--mode", "fastest"], "fastest"),
+        (&["--plot", "out.pdf"], ".svg or .png"),
+        (
+            &["--trace", "/nonexistent/trace.txt"],
+            "/nonexistent/trace.txt",
+        ),
+    ];
+    for (args, needle) in cases {
+        let err = fails(&with(args));
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    // A table file excludes generated sizes; a missing one is named.
+    let err = fails(&["--fib", "x.txt", "--sizes", "10,20"]);
+    assert!(err.contains("cannot be used"), "{err}");
+    let err = fails(&["--fib", "/nonexistent/fib.txt", "--count", "10"]);
+    assert!(err.contains("/nonexistent/fib.txt"), "{err}");
+}
+
+fn shared_data() -> Option<PathBuf> {
+    let dir = std::env::var_os("IPFIB_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipping: ../shared/data not found");
+        None
+    }
+}
+
+#[test]
+fn the_real_dfz_table_benches_with_all_engines_agreeing() {
+    let Some(data) = shared_data() else { return };
+    let fib = data.join("ipv6/ipv6-ris-dfz10-20241220.txt.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("dfz.json");
+    ok(&[
+        "--fib",
+        fib.to_str().unwrap(),
+        "--trace",
+        "matched",
+        "--count",
+        "20000",
+        "--runs",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let rows = read_json(&json);
+    assert_eq!(rows.len(), engines(6).len() * 2);
+    assert!(rows.iter().all(|r| r["prefixes"] == 228_726));
+    let first = rows[0]["checksum"].clone();
+    assert!(rows.iter().all(|r| r["checksum"] == first));
+}
+
+#[test]
+fn an_mrt_rib_is_a_table_too_with_its_options() {
+    let Some(data) = shared_data() else { return };
+    let rib = data.join("mrt/rib/routeviews6.rib.20151101.0600.first6870prefixes.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("mrt.json");
+    let run = |value: &str| {
+        ok(&[
+            "--fib",
+            rib.to_str().unwrap(),
+            "--value",
+            value,
+            "--engines",
+            "planb,reference",
+            "--count",
+            "5000",
+            "--runs",
+            "1",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        read_json(&json)
+    };
+    let by_hop = run("next-hop");
+    let by_as = run("origin-as");
+    for r in by_hop.iter().chain(&by_as) {
+        assert_eq!(r["table"], rib.to_str().unwrap());
+        assert_eq!(r["family"], "IPv6");
+        let n = r["prefixes"].as_u64().unwrap();
+        assert!(n > 1000 && n != 250_000, "{n}");
+    }
+    // Same prefixes and trace, other values: the answers (and so the checksums) differ.
+    assert_ne!(by_hop[0]["checksum"], by_as[0]["checksum"]);
+    assert_eq!(by_hop[0]["checksum"], by_hop[1]["checksum"]);
+}
