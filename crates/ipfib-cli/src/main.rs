@@ -1,5 +1,7 @@
 //! `ipfib`: look up addresses, inspect tables, benchmark engines, convert and generate tables.
 
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 
 mod bench;
@@ -33,12 +35,20 @@ enum Command {
     Gen(gen::Command),
 }
 
-fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+/// Errors print once, as `ipfib: cause: detail` (no debug dump, no backtrace), exit status 1.
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
         Command::Lookup(args) => lookup::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Gen(cmd) => gen::run(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ipfib: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -57,7 +57,7 @@ pub enum LookupError {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The file could not be opened or read.
-    #[error("{path}: {source}")]
+    #[error("{}", path.display())]
     Io {
         /// The file.
         path: PathBuf,

@@ -63,6 +63,7 @@ impl<A: Address> Prefix<A> {
 
     /// The prefix length.
     #[inline]
+    #[allow(clippy::len_without_is_empty)] // a length in bits, not a collection's size
     pub fn len(self) -> u8 {
         self.len
     }

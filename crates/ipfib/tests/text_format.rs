@@ -264,7 +264,10 @@ const IPV6_ROUTEVIEWS_PEERS: &[(u32, usize)] = &[
     (395570, 102_731),
 ];
 
-fn length_summary(histogram: &[usize]) -> (u8, u8, u8) {
+/// (shortest, longest, most common) prefix length.
+type Lengths = (u8, u8, u8);
+
+fn length_summary(histogram: &[usize]) -> Lengths {
     let lengths: Vec<u8> = (0..histogram.len())
         .filter(|&l| histogram[l] > 0)
         .map(|l| l as u8)
@@ -297,7 +300,7 @@ fn real_ipv4_tables_load_with_the_documented_counts() {
 #[test]
 fn real_ipv6_tables_load_with_the_documented_counts() {
     let Some(data) = shared_data() else { return };
-    let mut tables: Vec<(String, usize, Option<(u8, u8, u8)>)> = IPV6_TABLES
+    let mut tables: Vec<(String, usize, Option<Lengths>)> = IPV6_TABLES
         .iter()
         .map(|&(n, r, a, b, c)| (n.to_string(), r, Some((a, b, c))))
         .collect();

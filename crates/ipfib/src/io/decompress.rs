@@ -196,6 +196,67 @@ mod tests {
         assert!(res.is_err());
     }
 
+    fn shared_data() -> Option<PathBuf> {
+        let dir = match std::env::var_os("IPFIB_SHARED_DATA") {
+            Some(d) => PathBuf::from(d),
+            None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+        };
+        if dir.is_dir() {
+            Some(dir)
+        } else {
+            eprintln!("skipping: ../shared/data not found");
+            None
+        }
+    }
+
+    /// Real compressed MRT files: the decompressed stream must frame into whole MRT records
+    /// (12-byte header with a length) right up to its end, and the first record's time must be
+    /// the one the file is named after. A short or garbled stream cannot pass both.
+    #[test]
+    fn real_gzip_and_bzip2_mrt_files_decompress_whole() {
+        let Some(data) = shared_data() else { return };
+        let files = [
+            // (file, unix time of the name's date, records start within this many seconds)
+            (
+                "mrt/updates/bgpkit-updates.20240914.2230.bz2",
+                1_726_353_000,
+                900,
+            ),
+            (
+                "mrt/updates/routeviews6.updates.20151009.1230.bz2",
+                1_444_393_800,
+                900,
+            ),
+            (
+                "mrt/updates/rrc06.updates.20150401.0000.gz",
+                1_427_846_400,
+                300,
+            ),
+        ];
+        for (name, named_time, window) in files {
+            let mut bytes = Vec::new();
+            open_maybe_compressed(&data.join(name))
+                .unwrap()
+                .read_to_end(&mut bytes)
+                .unwrap();
+            let first = u32::from_be_bytes(bytes[0..4].try_into().unwrap());
+            assert!(
+                (named_time..named_time + window).contains(&first),
+                "{name}: first record at {first}"
+            );
+            let mut at = 0usize;
+            let mut records = 0;
+            while at < bytes.len() {
+                assert!(at + 12 <= bytes.len(), "{name}: header cut at {at}");
+                let len = u32::from_be_bytes(bytes[at + 8..at + 12].try_into().unwrap());
+                at += 12 + len as usize;
+                records += 1;
+            }
+            assert_eq!(at, bytes.len(), "{name}: last record runs past the end");
+            assert!(records > 10, "{name}: {records} records");
+        }
+    }
+
     #[test]
     fn missing_file_names_the_path() {
         let err = open_maybe_compressed(Path::new("/nonexistent/ipfib-table.txt"))

@@ -20,7 +20,7 @@
 //! loading a 900 K-route table is the first thing every command does.
 
 use std::io::{BufRead, Write};
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::Ipv6Addr;
 use std::path::Path;
 
 use crate::addr::Address;
@@ -85,39 +85,89 @@ enum Route {
 fn parse_line(raw: &[u8]) -> Result<Option<Route>, String> {
     let line = std::str::from_utf8(raw)
         .map_err(|e| format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1))?;
-    let content = match line.find('#') {
-        Some(i) => &line[..i],
-        None => line,
-    };
-    let mut fields = content.split_ascii_whitespace();
-    let Some(prefix) = fields.next() else {
-        return Ok(None);
-    };
-    let next_hop = fields.next().ok_or_else(|| {
-        format!("missing next hop after {prefix:?} (expected `prefix/len next_hop`)")
-    })?;
-    if let Some(extra) = fields.next() {
-        return Err(format!(
-            "unexpected extra field {extra:?} (expected `prefix/len next_hop`)"
-        ));
+    // Byte-level field split: the separators are ASCII, so every cut is a char boundary. This
+    // (and the IPv4 parser below) replaces `find`/`split_ascii_whitespace`/`Ipv4Addr::from_str`,
+    // which together were about half of the load time of a 900 K-route table.
+    let bytes = line.as_bytes();
+    let mut fields = [""; 3];
+    let mut count = 0;
+    let mut i = 0;
+    while i < bytes.len() && bytes[i] != b'#' {
+        if bytes[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'#' {
+            i += 1;
+        }
+        if count < fields.len() {
+            fields[count] = &line[start..i];
+        }
+        count += 1;
+    }
+    let [prefix, next_hop, extra] = fields;
+    match count {
+        0 => return Ok(None),
+        1 => {
+            return Err(format!(
+                "missing next hop after {prefix:?} (expected `prefix/len next_hop`)"
+            ))
+        }
+        2 => {}
+        _ => {
+            return Err(format!(
+                "unexpected extra field {extra:?} (expected `prefix/len next_hop`)"
+            ))
+        }
     }
     let next_hop = parse_u32(next_hop)
         .ok_or_else(|| format!("next hop {next_hop:?} is not an integer in 0..=4294967295"))?;
-    let (addr, len) = prefix
-        .split_once('/')
+    let slash = prefix
+        .bytes()
+        .position(|b| b == b'/')
         .ok_or_else(|| format!("{prefix:?} is not a prefix (expected address/length)"))?;
+    let (addr, len) = (&prefix[..slash], &prefix[slash + 1..]);
     let len = parse_u32(len).ok_or_else(|| format!("bad prefix length {len:?} in {prefix:?}"))?;
-    if addr.contains(':') {
+    if addr.as_bytes().contains(&b':') {
         let ip: Ipv6Addr = addr
             .parse()
             .map_err(|_| format!("bad IPv6 address {addr:?} in {prefix:?}"))?;
         Ok(Some(Route::V6(make_prefix(u128::from(ip), len)?, next_hop)))
     } else {
-        let ip: Ipv4Addr = addr
-            .parse()
-            .map_err(|_| format!("bad IPv4 address {addr:?} in {prefix:?}"))?;
-        Ok(Some(Route::V4(make_prefix(u32::from(ip), len)?, next_hop)))
+        let ip = parse_ipv4(addr.as_bytes())
+            .ok_or_else(|| format!("bad IPv4 address {addr:?} in {prefix:?}"))?;
+        Ok(Some(Route::V4(make_prefix(ip, len)?, next_hop)))
     }
+}
+
+/// A dotted-quad IPv4 address as its integer, accepting exactly what `Ipv4Addr::from_str`
+/// accepts (four decimal octets of at most 255, no leading zeros), about three times faster.
+/// Public because every reader of text addresses (tables here, `ipfib lookup`'s input) spends
+/// much of its time in it.
+pub fn parse_ipv4(s: &[u8]) -> Option<u32> {
+    let mut addr: u32 = 0;
+    let mut i = 0;
+    for octet in 0..4 {
+        if octet > 0 {
+            if s.get(i) != Some(&b'.') {
+                return None;
+            }
+            i += 1;
+        }
+        let start = i;
+        let mut value: u32 = 0;
+        while i < s.len() && s[i].is_ascii_digit() && i - start < 3 {
+            value = value * 10 + u32::from(s[i] - b'0');
+            i += 1;
+        }
+        let digits = i - start;
+        if digits == 0 || value > 255 || (digits > 1 && s[start] == b'0') {
+            return None;
+        }
+        addr = addr << 8 | value;
+    }
+    (i == s.len()).then_some(addr)
 }
 
 /// Checks length and host bits through [`Prefix::new`], so the file format accepts exactly
@@ -226,6 +276,57 @@ mod tests {
         }
         let err = parse_line(b"10.0.0.0/8 1 # caf\xe9").err().unwrap();
         assert!(err.contains("UTF-8"), "{err}");
+    }
+
+    #[test]
+    fn ipv4_parser_agrees_with_std_on_edge_cases() {
+        let cases = [
+            "0.0.0.0",
+            "255.255.255.255",
+            "1.2.3.4",
+            "10.0.0.0",
+            "256.0.0.0",
+            "1.2.3",
+            "1.2.3.4.",
+            "1.2.3.4.5",
+            ".1.2.3",
+            "01.2.3.4",
+            "1.02.3.4",
+            "0.0.0.00",
+            "1..2.3",
+            "",
+            "1.2.3.-4",
+            "1.2.3.4 ",
+            "1234.1.1.1",
+            "1.2.3.0004",
+            "a.b.c.d",
+            "1.2.3.4a",
+            "199.199.199.199",
+            "300.1.1.1",
+            "1.2.3.25x",
+            "1.2.3.255",
+            "1.2.3.2555",
+        ];
+        for case in cases {
+            let std = case.parse::<std::net::Ipv4Addr>().ok().map(u32::from);
+            assert_eq!(parse_ipv4(case.as_bytes()), std, "{case:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ipv4_parser_agrees_with_std(s in "[0-9.]{0,17}") {
+            let std = s.parse::<std::net::Ipv4Addr>().ok().map(u32::from);
+            proptest::prop_assert_eq!(parse_ipv4(s.as_bytes()), std);
+        }
+
+        #[test]
+        fn ipv4_parser_agrees_with_std_on_addresses(a: [u8; 4], pad in 0usize..3) {
+            let zeros = "0".repeat(pad);
+            let s = format!("{}.{}.{}.{zeros}{}", a[0], a[1], a[2], a[3]);
+            let std = s.parse::<std::net::Ipv4Addr>().ok().map(u32::from);
+            proptest::prop_assert_eq!(parse_ipv4(s.as_bytes()), std);
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::fallback::Fallback;
-use super::layout::{chunk_of, fanout, Family, Key, DIRECT_BITS};
+use super::layout::{chunk_of, fanout, keys_per_node, Family, Key, DIRECT_BITS};
 use super::PlanB;
 use crate::interval::Intervals;
 use crate::table::{NextHop, RouteTable};
@@ -88,13 +88,13 @@ fn project<A: Family>(
     (cstarts, cids)
 }
 
-/// Tree levels for `n` keys: leaves of `PER_NODE` keys, then inner levels of fan-out
-/// `PER_NODE + 1` up to a single root. Zero keys need no tree.
+/// Tree levels for `n` keys: leaves of `SLOTS - 1` keys, then inner levels of fan-out `SLOTS`
+/// up to a single root. Zero keys need no tree.
 fn depth_for<K: Key>(n: usize) -> usize {
     if n == 0 {
         return 0;
     }
-    let mut nodes = n.div_ceil(K::PER_NODE as usize);
+    let mut nodes = n.div_ceil(keys_per_node::<K>());
     let mut depth = 1;
     while nodes > 1 {
         nodes = nodes.div_ceil(fanout::<K>() as usize);
@@ -146,7 +146,7 @@ fn chunks<A: Family>(cstarts: &[u64], cids: &[u32]) -> (Vec<Chunk<A::Key>>, Vec<
 
 /// Appends the levels of one chunk's tree to `nodes` (root first); returns each level's offset.
 fn build_tree<K: Key>(keys: &[K], nodes: &mut Vec<K::Node>) -> Vec<u32> {
-    let per = K::PER_NODE as usize;
+    let per = keys_per_node::<K>();
     let fan = fanout::<K>() as usize;
     // first[l][i]: smallest key under node i of level l (levels bottom-up here).
     let leaves: Vec<&[K]> = keys.chunks(per).collect();
@@ -169,6 +169,19 @@ fn build_tree<K: Key>(keys: &[K], nodes: &mut Vec<K::Node>) -> Vec<u32> {
         nodes.extend(level);
     }
     offsets
+}
+
+/// The result ids in leaf-slot order: slot `j` of leaf `l` is the id after `j` keys of that
+/// leaf, i.e. `ids[l * keys_per_node + j]` (slot 0 repeats the previous leaf's last id, so a
+/// lookup needs no subtraction). Slots past the chunk's last key are never reached.
+fn leaf_slots<K: Key>(ids: &[u32]) -> impl Iterator<Item = u32> + '_ {
+    let keys = ids.len() - 1;
+    let per = keys_per_node::<K>();
+    let leaves = keys.div_ceil(per);
+    (0..leaves * fanout::<K>() as usize).map(move |slot| {
+        let (leaf, j) = (slot / fanout::<K>() as usize, slot % fanout::<K>() as usize);
+        ids[(leaf * per + j).min(keys)]
+    })
 }
 
 /// Builds the whole structure.
@@ -202,7 +215,7 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> PlanB<A> {
                 descs.extend(std::iter::repeat_n(0, depth - offsets.len()));
                 descs.extend(offsets);
                 descs.push(values.len() as u32);
-                values.extend(&c.ids);
+                values.extend(leaf_slots::<A::Key>(&c.ids));
                 direct[chunk] = desc_index;
             }
             None => {
@@ -235,12 +248,12 @@ mod tests {
     fn depth_grows_with_fanout() {
         assert_eq!(depth_for::<u32>(0), 0);
         assert_eq!(depth_for::<u32>(1), 1);
-        assert_eq!(depth_for::<u32>(16), 1);
-        assert_eq!(depth_for::<u32>(17), 2);
-        assert_eq!(depth_for::<u32>(16 * 17), 2);
-        assert_eq!(depth_for::<u32>(16 * 17 + 1), 3);
-        assert_eq!(depth_for::<u16>(32 * 33), 2);
-        assert_eq!(depth_for::<u16>(32 * 33 + 1), 3);
+        assert_eq!(depth_for::<u32>(15), 1);
+        assert_eq!(depth_for::<u32>(16), 2);
+        assert_eq!(depth_for::<u32>(15 * 16), 2);
+        assert_eq!(depth_for::<u32>(15 * 16 + 1), 3);
+        assert_eq!(depth_for::<u16>(31 * 32), 2);
+        assert_eq!(depth_for::<u16>(31 * 32 + 1), 3);
     }
 
     #[test]
@@ -248,8 +261,19 @@ mod tests {
         let keys: Vec<u32> = (1..=300).collect();
         let mut nodes = vec![];
         let offsets = build_tree(&keys, &mut nodes);
-        // 300 keys: 19 leaves, 2 inner nodes, 1 root.
+        // 300 keys: 20 leaves of 15, 2 inner nodes of up to 16 children, 1 root.
         assert_eq!(offsets, vec![0, 1, 3]);
-        assert_eq!(nodes.len(), 1 + 2 + 19);
+        assert_eq!(nodes.len(), 1 + 2 + 20);
+    }
+
+    #[test]
+    fn leaf_slots_repeat_the_previous_leaf_end() {
+        // 17 keys: leaf 0 holds keys 1..=15, leaf 1 keys 16..=17; ids[k] follows k keys.
+        let ids: Vec<u32> = (100..=117).collect();
+        let slots: Vec<u32> = leaf_slots::<u32>(&ids).collect();
+        assert_eq!(slots.len(), 32);
+        assert_eq!(&slots[..16], &(100..=115).collect::<Vec<_>>()[..]);
+        assert_eq!(&slots[16..19], &[115, 116, 117]);
+        assert!(slots[19..].iter().all(|&v| v == 117));
     }
 }

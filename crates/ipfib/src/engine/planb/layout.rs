@@ -4,8 +4,9 @@
 //! Poptrie's trick: it replaces the two or three widest tree levels by one load). The next
 //! bits, up to the family's *coarse* width (32 for IPv4, 48 for IPv6), are the key searched in
 //! that chunk's tree. Because a chunk's keys share their top 16 bits, the key is narrower than
-//! the address: `u16` for IPv4 (32 keys, fan-out 33 per cache line) and `u32` for IPv6 (16
-//! keys, fan-out 17, twice the fan-out of the 8 × `u64` node of the paper). IPv6 boundaries
+//! the address: `u16` for IPv4 (31 keys and a pad slot, fan-out 32 per cache line) and `u32`
+//! for IPv6 (15 keys and a pad slot, fan-out 16, about twice the fan-out of the paper's 8 ×
+//! `u64` node). IPv6 boundaries
 //! finer than /48 are rare in real tables; the /48 cells that contain them are resolved by a
 //! second stage ([`super::fallback`]), so every prefix length up to /128 stays exact.
 
@@ -21,19 +22,36 @@ pub const DIRECT_BITS: u32 = 16;
 pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     /// Padding for unused key slots: never counted as "less than" any query.
     const PAD: Self;
-    /// Keys per 64-byte node.
-    const PER_NODE: u32;
+    /// Key slots per 64-byte node. The last slot is always padding, so a node holds
+    /// `SLOTS - 1` keys, its rank is in `0..SLOTS`, and the fan-out is `SLOTS`, a power of two:
+    /// the child index is a shift and an add, and a branch-free binary search over the node
+    /// takes exactly `log2(SLOTS)` steps (the AVX-512 gather walk relies on both).
+    const SLOTS: u32;
     /// One cache line of keys.
     type Node: Copy + Debug + Send + Sync + 'static;
 
-    /// A node holding `keys` (at most [`Key::PER_NODE`]) and padding.
+    /// A node holding `keys` (at most `SLOTS - 1`) and padding.
     fn node(keys: &[Self]) -> Self::Node;
     /// The keys of a node (for the scalar search and for tests).
     fn keys(node: &Self::Node) -> &[Self];
     /// The low bits of a coarse address, the bits this key type holds.
     fn from_coarse(coarse: u64) -> Self;
+    /// The key zero-extended to 32 bits.
+    fn into_u32(self) -> u32;
     /// Number of keys of `node` less than `x`, with the node search `s`.
     fn rank<S: Search>(s: S, node: &Self::Node, x: Self) -> u32;
+
+    /// Gathers one key per lane for the AVX-512 gather walk ([`super::gather`]): key `idx` (in
+    /// key units from the start of `nodes`), zero-extended to 32 bits.
+    ///
+    /// # Safety
+    /// AVX-512F must be available, and every index must name a key inside the node array
+    /// that is not the last slot of its node.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn gather(
+        nodes: *const Self::Node,
+        idx: std::arch::x86_64::__m512i,
+    ) -> std::arch::x86_64::__m512i;
 }
 
 /// 32 keys of 16 bits in one cache line (IPv4 chunks).
@@ -48,7 +66,7 @@ pub struct Node32(pub [u32; 16]);
 
 impl Key for u16 {
     const PAD: Self = u16::MAX;
-    const PER_NODE: u32 = 32;
+    const SLOTS: u32 = 32;
     type Node = Node16;
 
     fn node(keys: &[u16]) -> Node16 {
@@ -65,14 +83,34 @@ impl Key for u16 {
         coarse as u16
     }
     #[inline(always)]
+    fn into_u32(self) -> u32 {
+        u32::from(self)
+    }
+    #[inline(always)]
     fn rank<S: Search>(s: S, node: &Node16, x: u16) -> u32 {
         s.rank16(node, x)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn gather(
+        nodes: *const Node16,
+        idx: std::arch::x86_64::__m512i,
+    ) -> std::arch::x86_64::__m512i {
+        use std::arch::x86_64::{_mm512_and_si512, _mm512_i32gather_epi32, _mm512_set1_epi32};
+        // SAFETY: the caller guarantees AVX-512F and an in-bounds key that is not a node's last
+        // slot; with scale 2 each lane reads its key and the next one, in the same node.
+        unsafe {
+            _mm512_and_si512(
+                _mm512_i32gather_epi32::<2>(idx, nodes.cast()),
+                _mm512_set1_epi32(0xffff),
+            )
+        }
     }
 }
 
 impl Key for u32 {
     const PAD: Self = u32::MAX;
-    const PER_NODE: u32 = 16;
+    const SLOTS: u32 = 16;
     type Node = Node32;
 
     fn node(keys: &[u32]) -> Node32 {
@@ -89,8 +127,21 @@ impl Key for u32 {
         coarse as u32
     }
     #[inline(always)]
+    fn into_u32(self) -> u32 {
+        self
+    }
+    #[inline(always)]
     fn rank<S: Search>(s: S, node: &Node32, x: u32) -> u32 {
         s.rank32(node, x)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn gather(
+        nodes: *const Node32,
+        idx: std::arch::x86_64::__m512i,
+    ) -> std::arch::x86_64::__m512i {
+        // SAFETY: the caller guarantees AVX-512F and an in-bounds key (scale 4 = one u32).
+        unsafe { std::arch::x86_64::_mm512_i32gather_epi32::<4>(idx, nodes.cast()) }
     }
 }
 
@@ -151,10 +202,16 @@ pub fn chunk_of<A: Family>(coarse: u64) -> usize {
     (coarse >> (A::COARSE_BITS - DIRECT_BITS)) as usize
 }
 
-/// Fan-out of an inner node: one child more than keys.
+/// Fan-out of an inner node, and value slots per leaf: one more than the keys of a node.
 #[inline(always)]
 pub const fn fanout<K: Key>() -> u32 {
-    K::PER_NODE + 1
+    K::SLOTS
+}
+
+/// Keys a node holds.
+#[inline(always)]
+pub const fn keys_per_node<K: Key>() -> usize {
+    K::SLOTS as usize - 1
 }
 
 #[cfg(test)]

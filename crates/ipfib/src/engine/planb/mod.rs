@@ -12,6 +12,8 @@
 
 mod builder;
 pub mod fallback;
+#[cfg(target_arch = "x86_64")]
+mod gather;
 pub mod layout;
 pub mod search;
 mod walk;
@@ -42,7 +44,7 @@ pub struct PlanB<A: Family> {
     results: Box<[Option<NextHop>]>,
     fallback: Fallback<A>,
     intervals: usize,
-    backend: Backend,
+    dispatch: search::Dispatch,
 }
 
 /// The arrays the builder hands over.
@@ -93,25 +95,23 @@ impl<A: Family> PlanB<A> {
             results: p.results,
             fallback: p.fallback,
             intervals: p.intervals,
-            backend: Backend::detect(),
+            dispatch: search::Dispatch::new(Backend::detect())
+                .expect("detected backends are available"),
         }
     }
 
     /// The node-search backend in use.
     pub fn backend(&self) -> Backend {
-        self.backend
+        self.dispatch.backend()
     }
 
     /// Switches the node-search backend (tests and benchmarks compare them); an error if this
     /// CPU cannot run it.
     pub fn set_backend(&mut self, backend: Backend) -> Result<(), LookupError> {
-        if !backend.is_available() {
-            return Err(LookupError::Unsupported {
-                engine: "planb",
-                reason: format!("the {backend} node search is not supported by this CPU"),
-            });
-        }
-        self.backend = backend;
+        self.dispatch = search::Dispatch::new(backend).ok_or_else(|| LookupError::Unsupported {
+            engine: "planb",
+            reason: format!("the {backend} node search is not supported by this CPU"),
+        })?;
         Ok(())
     }
 
@@ -121,7 +121,7 @@ impl<A: Family> PlanB<A> {
             intervals: self.intervals,
             depth: self.depth + 1,
             bytes: self.memory_bytes(),
-            backend: self.backend.name(),
+            backend: self.backend().name(),
             nodes: self.nodes.len(),
             fallback_cells: self.fallback.cells(),
             results: self.results.len(),
@@ -151,39 +151,29 @@ impl<A: Family> Lpm<A> for PlanB<A> {
     }
 
     fn lookup(&self, addr: A) -> Option<NextHop> {
-        match self.backend {
+        match self.dispatch {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => {
-                let token = search::avx512::Avx512::new().expect("backend checked at selection");
-                // SAFETY: the token proves the CPU has the features the function enables.
-                unsafe { walk::x86::one_avx512(self, token, addr) }
-            }
+            // SAFETY: the token proves the CPU has the features the function enables.
+            search::Dispatch::Avx512(token) => unsafe { walk::x86::one_avx512(self, token, addr) },
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => {
-                let token = search::avx2::Avx2::new().expect("backend checked at selection");
-                // SAFETY: the token proves the CPU has the features the function enables.
-                unsafe { walk::x86::one_avx2(self, token, addr) }
-            }
-            _ => walk::one(self, search::scalar::Scalar, addr),
+            // SAFETY: as above.
+            search::Dispatch::Avx2(token) => unsafe { walk::x86::one_avx2(self, token, addr) },
+            search::Dispatch::Scalar(token) => walk::one(self, token, addr),
         }
     }
 
     fn lookup_batch(&self, addrs: &[A], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
         check_batch(addrs.len(), out.len())?;
-        match self.backend {
+        match self.dispatch {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => {
-                let token = search::avx512::Avx512::new().expect("backend checked at selection");
-                // SAFETY: the token proves the CPU has the features the function enables.
-                unsafe { walk::x86::batch_avx512(self, token, addrs, out) }
-            }
+            // SAFETY: the token proves the CPU has the features the function enables.
+            search::Dispatch::Avx512(token) => unsafe { gather::batch(self, token, addrs, out) },
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => {
-                let token = search::avx2::Avx2::new().expect("backend checked at selection");
-                // SAFETY: the token proves the CPU has the features the function enables.
-                unsafe { walk::x86::batch_avx2(self, token, addrs, out) }
-            }
-            _ => walk::batch(self, search::scalar::Scalar, addrs, out),
+            // SAFETY: as above.
+            search::Dispatch::Avx2(token) => unsafe {
+                walk::x86::batch_avx2(self, token, addrs, out)
+            },
+            search::Dispatch::Scalar(token) => walk::batch(self, token, addrs, out),
         }
         Ok(())
     }

@@ -12,14 +12,14 @@ use std::arch::x86_64::{
 use super::Search;
 use crate::engine::planb::layout::{Node16, Node32};
 
-/// Proof that the CPU has AVX2; only [`Avx2::new`] makes one.
+/// Proof that the CPU has AVX2 and POPCNT; only [`Avx2::new`] makes one.
 #[derive(Clone, Copy, Debug)]
 pub struct Avx2(());
 
 impl Avx2 {
     /// The token, if the CPU supports AVX2.
     pub fn new() -> Option<Self> {
-        is_x86_feature_detected!("avx2").then_some(Avx2(()))
+        (is_x86_feature_detected!("avx2") && is_x86_feature_detected!("popcnt")).then_some(Avx2(()))
     }
 }
 
@@ -38,6 +38,21 @@ impl Search for Avx2 {
             let lt_hi = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(q, hi)));
             (lt_lo as u32).count_ones() + (lt_hi as u32).count_ones()
         }
+    }
+
+    #[inline(always)]
+    fn at<T>(self, slice: &[T], i: usize) -> &T {
+        debug_assert!(
+            i < slice.len(),
+            "walk index {i} out of bounds {}",
+            slice.len()
+        );
+        // SAFETY: the walk only forms indices that the builder's invariants keep in bounds:
+        // chunk < 2^16 = direct.len(); descriptor rows exist for every direct entry; an inner
+        // node's rank never exceeds its real separators, so a child index stays inside the next
+        // level; a leaf position is at most the chunk's key count, and the chunk has one more
+        // value than keys. Debug builds (and the test profile) check it.
+        unsafe { slice.get_unchecked(i) }
     }
 
     #[inline(always)]

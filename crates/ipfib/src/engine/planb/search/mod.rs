@@ -26,6 +26,12 @@ pub trait Search: Copy {
     fn rank16(self, node: &Node16, x: u16) -> u32;
     /// Number of the 16 `u32` keys of `node` that are less than `x`.
     fn rank32(self, node: &Node32, x: u32) -> u32;
+
+    /// `&slice[i]` for an index the walk computed from the table's own arrays. The scalar
+    /// backend checks it; the SIMD backends skip the check (asserted in debug builds), since
+    /// the builder guarantees every index the walk can form is in bounds (see
+    /// [`super::walk`]) and the checks cost four instructions per tree level.
+    fn at<T>(self, slice: &[T], i: usize) -> &T;
 }
 
 /// A node-search implementation, chosen at run time.
@@ -53,15 +59,7 @@ impl Backend {
 
     /// Whether this CPU can run the backend.
     pub fn is_available(self) -> bool {
-        match self {
-            Backend::Scalar => true,
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::Avx2::new().is_some(),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx512::Avx512::new().is_some(),
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => false,
-        }
+        Dispatch::new(self).is_some()
     }
 
     /// Backends this CPU supports, fastest first.
@@ -95,6 +93,46 @@ impl FromStr for Backend {
             .into_iter()
             .find(|b| b.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| format!("unknown backend {s:?} (known: avx512, avx2, scalar)"))
+    }
+}
+
+/// A backend together with the proof that it can run: what a built table holds, so a lookup
+/// dispatches with one match and no feature detection.
+#[derive(Clone, Copy, Debug)]
+pub enum Dispatch {
+    /// Portable search.
+    Scalar(scalar::Scalar),
+    /// AVX2 search.
+    #[cfg(target_arch = "x86_64")]
+    Avx2(avx2::Avx2),
+    /// AVX-512 search.
+    #[cfg(target_arch = "x86_64")]
+    Avx512(avx512::Avx512),
+}
+
+impl Dispatch {
+    /// The dispatch for `backend`, if this CPU can run it.
+    pub fn new(backend: Backend) -> Option<Dispatch> {
+        match backend {
+            Backend::Scalar => Some(Dispatch::Scalar(scalar::Scalar)),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::Avx2::new().map(Dispatch::Avx2),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx512::Avx512::new().map(Dispatch::Avx512),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => None,
+        }
+    }
+
+    /// Which backend this is.
+    pub fn backend(self) -> Backend {
+        match self {
+            Dispatch::Scalar(_) => Backend::Scalar,
+            #[cfg(target_arch = "x86_64")]
+            Dispatch::Avx2(_) => Backend::Avx2,
+            #[cfg(target_arch = "x86_64")]
+            Dispatch::Avx512(_) => Backend::Avx512,
+        }
     }
 }
 

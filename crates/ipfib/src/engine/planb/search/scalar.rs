@@ -17,6 +17,11 @@ impl Search for Scalar {
     }
 
     #[inline(always)]
+    fn at<T>(self, slice: &[T], i: usize) -> &T {
+        &slice[i]
+    }
+
+    #[inline(always)]
     fn rank16(self, node: &Node16, x: u16) -> u32 {
         <u16 as Key>::keys(node)
             .iter()

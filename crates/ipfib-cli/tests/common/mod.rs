@@ -1,0 +1,84 @@
+//! Helpers shared by the CLI integration tests: run the built `ipfib` binary, write tables.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// What one run of the binary produced.
+pub struct Output {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `ipfib ARGS`, feeding `stdin` (on a thread, so a large input cannot deadlock against a
+/// full stdout pipe). Backtraces are switched off so stderr is just the message.
+pub fn ipfib(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipfib"))
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ipfib");
+    let feeder = stdin.map(|bytes| {
+        let mut pipe = child.stdin.take().unwrap();
+        let bytes = bytes.to_vec();
+        // The child may stop reading early (it exits on a bad line): ignore the broken pipe.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        })
+    });
+    let out = child.wait_with_output().expect("wait for ipfib");
+    if let Some(f) = feeder {
+        f.join().unwrap();
+    }
+    Output {
+        success: out.status.success(),
+        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A small mixed table whose answers are worked out by hand in the tests.
+pub const SMALL_FIB: &str = "\
+# hand-written test table
+10.0.0.0/8 1
+10.1.0.0/16 2
+10.1.2.0/24 0        # next hop 0 is an ordinary next hop
+10.1.2.128/25 3
+192.0.2.0/24 4294967295
+255.255.255.255/32 5
+2001:db8::/32 7
+2001:db8:1::/48 8
+ffff::/16 9
+";
+
+/// Writes `text` to `dir/name` and returns the path as a string for the command line.
+pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let path: PathBuf = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// `../shared/data`, or `None` (with the agreed message) when it is absent.
+pub fn shared_data() -> Option<PathBuf> {
+    let dir = match std::env::var_os("IPFIB_SHARED_DATA") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+    };
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipping: ../shared/data not found");
+        None
+    }
+}

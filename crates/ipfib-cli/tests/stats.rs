@@ -1,0 +1,181 @@
+//! `ipfib stats` end to end: counts and histograms worked out by hand, JSON shape, empty
+//! families, and a real table's documented route count.
+
+mod common;
+
+use std::io::Write;
+
+use common::{ipfib, shared_data, write_file, SMALL_FIB};
+use serde_json::Value;
+
+/// `SMALL_FIB` per family: (routes, [(length, routes)], merged intervals), counted by hand.
+/// IPv4 intervals start at 0, 10/8, 10.1/16, 10.1.2/24, 10.1.2.128, 10.1.3.0, 10.2.0.0,
+/// 11.0.0.0, 192.0.2.0, 192.0.3.0, 255.255.255.255; IPv6 at ::, 2001:db8::, 2001:db8:1::,
+/// 2001:db8:2::, 2001:db9::, ffff::.
+const V4: (u64, &[(u64, u64)], u64) = (6, &[(8, 1), (16, 1), (24, 2), (25, 1), (32, 1)], 11);
+const V6: (u64, &[(u64, u64)], u64) = (3, &[(16, 1), (32, 1), (48, 1)], 6);
+
+fn stats_json(args: &[&str], stdin: Option<&[u8]>) -> Value {
+    let out = ipfib(args, stdin);
+    assert!(out.success, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+}
+
+fn check_family(f: &Value, family: &str, (routes, lengths, intervals): (u64, &[(u64, u64)], u64)) {
+    assert_eq!(f["family"], family);
+    assert_eq!(f["routes"], routes, "{f}");
+    let histogram: Vec<(u64, u64)> = f["prefix_lengths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["length"].as_u64().unwrap(), e["routes"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(histogram, lengths, "{family}");
+    assert_eq!(f["intervals"], intervals, "{family}");
+    let bytes = f["bytes"].as_u64().unwrap();
+    assert!(bytes > 0, "{f}");
+    let per_prefix = f["bytes_per_prefix"].as_f64().unwrap();
+    assert!(
+        (per_prefix - bytes as f64 / routes as f64).abs() < 1e-9,
+        "{f}"
+    );
+    assert!(f["build_ms"].as_f64().unwrap() >= 0.0, "{f}");
+}
+
+#[test]
+fn json_counts_match_the_hand_counted_table_for_both_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let fib = write_file(dir.path(), "small.txt", SMALL_FIB.as_bytes());
+    for engine in ["planb", "reference"] {
+        let v = stats_json(
+            &["stats", "--fib", &fib, "--engine", engine, "--json"],
+            None,
+        );
+        assert_eq!(v["engine"], engine);
+        assert_eq!(v["routes"], 9);
+        let families = v["families"].as_array().unwrap();
+        assert_eq!(families.len(), 2);
+        check_family(&families[0], "IPv4", V4);
+        check_family(&families[1], "IPv6", V6);
+        for f in families {
+            if engine == "planb" {
+                assert!(f["depth"].as_u64().unwrap() >= 1, "{f}");
+                assert!(f["nodes"].as_u64().unwrap() >= 1, "{f}");
+                assert!(!f["backend"].as_str().unwrap().is_empty(), "{f}");
+            } else {
+                assert!(f["depth"].is_null(), "{f}");
+            }
+        }
+        if engine == "planb" {
+            // Distinct answers, "no route" included: IPv4 -, 1, 2, 0, 3, 4294967295, 5;
+            // IPv6 -, 7, 8, 9.
+            assert_eq!(families[0]["results"], 7);
+            assert_eq!(families[1]["results"], 4);
+            assert_eq!(families[0]["fallback_cells"], 0);
+        }
+        if engine == "reference" {
+            // The reference engine probes one hash map per length that has routes.
+            assert_eq!(families[0]["max_probes"], 5);
+            assert_eq!(families[1]["max_probes"], 3);
+        }
+    }
+}
+
+#[test]
+fn text_report_lists_each_nonempty_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let fib = write_file(dir.path(), "small.txt", SMALL_FIB.as_bytes());
+    let out = ipfib(&["stats", "--fib", &fib], None);
+    assert!(out.success, "{}", out.stderr);
+    let text = &out.stdout;
+    assert!(text.contains("9 routes (6 IPv4, 3 IPv6)"), "{text}");
+    // Histogram rows are "/LEN  ROUTES  SHARE%".
+    let rows: Vec<(String, u64)> = text
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let len = f.next()?.strip_prefix('/')?;
+            if !len.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let len = len.to_string();
+            Some((len, f.next()?.parse().ok()?))
+        })
+        .collect();
+    let want: Vec<(String, u64)> =
+        V4.1.iter()
+            .chain(V6.1)
+            .map(|&(l, n)| (l.to_string(), n))
+            .collect();
+    assert_eq!(rows, want, "{text}");
+    // Shares: 1 of 6 IPv4 routes, 2 of 6, and 1 of 3 IPv6 routes.
+    for share in ["16.67%", "33.33%"] {
+        assert!(text.contains(share), "{share}: {text}");
+    }
+}
+
+#[test]
+fn an_empty_family_has_no_histogram_and_no_per_prefix_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let fib = write_file(dir.path(), "v6.txt", b"2001:db8::/32 1\n");
+    let v = stats_json(&["stats", "--fib", &fib, "--json"], None);
+    let v4 = &v["families"][0];
+    assert_eq!(v4["routes"], 0);
+    assert_eq!(v4["prefix_lengths"].as_array().unwrap().len(), 0);
+    assert!(v4["bytes_per_prefix"].is_null());
+    assert_eq!(v4["intervals"], 1);
+    let out = ipfib(&["stats", "--fib", &fib], None);
+    assert!(out.success, "{}", out.stderr);
+    assert!(out.stdout.contains("(no routes)"), "{}", out.stdout);
+}
+
+#[test]
+fn reads_a_gzipped_table_from_stdin_and_reports_bad_ones() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(SMALL_FIB.as_bytes()).unwrap();
+    let v = stats_json(
+        &["stats", "--fib", "-", "--json"],
+        Some(&gz.finish().unwrap()),
+    );
+    assert_eq!(v["routes"], 9);
+
+    let out = ipfib(
+        &["stats", "--fib", "-"],
+        Some(b"10.0.0.0/8 1\n10.0.0.0/8\n"),
+    );
+    assert!(!out.success);
+    assert!(
+        out.stderr.contains("stdin:2: missing next hop"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn real_table_counts_match_the_data_readme() {
+    let Some(data) = shared_data() else { return };
+    let path = data.join("ipv4/ipv4-rrc00-20020722-bestpath.txt.gz");
+    let v = stats_json(&["stats", "--fib", path.to_str().unwrap(), "--json"], None);
+    let v4 = &v["families"][0];
+    assert_eq!(v4["routes"], 112_988);
+    let sum: u64 = v4["prefix_lengths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["routes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, 112_988);
+    // README: /24 is 55.30% of this table.
+    let l24 = v4["prefix_lengths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["length"] == 24)
+        .unwrap()["routes"]
+        .as_u64()
+        .unwrap();
+    assert!((l24 as f64 / 112_988.0 - 0.5530).abs() < 0.0001, "{l24}");
+    let intervals = v4["intervals"].as_u64().unwrap();
+    // Each route adds at most two interval boundaries; merging equal neighbours only removes.
+    assert!(intervals > 1 && intervals <= 2 * 112_988 + 1, "{intervals}");
+}

@@ -1,0 +1,191 @@
+//! `rte_fib` (DIR-24-8) as an IPv4 [`Lpm`], with AVX-512 bulk lookups.
+//!
+//! Next hops are stored as `next_hop + 1` with DPDK's default (miss) value 0, so a miss maps
+//! to `None` exactly and every `u32` next hop is representable: entries are 4 bytes when every
+//! `next_hop + 1` fits DPDK's 31-bit 4-byte limit, else 8 bytes. `rte_fib` accepts a /0 route
+//! as it is. It needs one tbl8 group per /24 block holding routes longer than /24, exactly.
+
+use std::ffi::c_int;
+use std::ptr::NonNull;
+
+use ipfib::{LookupError, Lpm, NextHop, RouteTable};
+
+use crate::common::{self, Capacity, CHUNK};
+use crate::error::DpdkError;
+use crate::ffi;
+use crate::sizing::{self, estimate};
+
+/// `max_routes` is a C `int`, and the RIB is created with twice as many nodes.
+const MAX_ROUTES: u64 = (i32::MAX / 2) as u64;
+const ENGINE: &str = "dpdk-fib";
+
+/// DPDK's `rte_fib` built from one IPv4 table.
+#[derive(Debug)]
+pub struct DpdkFib {
+    fib: NonNull<ffi::RteFib>,
+    memory: usize,
+    avx512: bool,
+    entry_bytes: u8,
+    tbl8: u32,
+}
+
+// SAFETY: the structure is only modified while it is built, by the thread that owns the
+// value; afterwards DPDK's lookup reads the tables and never writes (DPDK documents lookups
+// as safe from any number of threads while nothing modifies the FIB, and calls from non-EAL
+// threads are allowed). rte_fib_free, called on drop, needs no particular thread.
+unsafe impl Send for DpdkFib {}
+// SAFETY: see `Send`: every `&self` method is a read-only DPDK lookup.
+unsafe impl Sync for DpdkFib {}
+
+impl DpdkFib {
+    /// Builds the FIB, starting the EAL if it is not running yet (see [`crate::eal`]).
+    pub fn build(table: &RouteTable<u32>) -> Result<Self, DpdkError> {
+        let routes = common::capacity(ENGINE, "routes", table.len().max(1) as u64, MAX_ROUTES)?;
+        let entry_bytes = sizing::fib_entry_bytes(table);
+        let max_tbl8 = if entry_bytes == 4 {
+            sizing::FIB_4B_MAX_VALUE
+        } else {
+            u64::from(u32::MAX)
+        };
+        let groups = sizing::ipv4_tbl8_groups(table.iter().map(|(p, _)| p));
+        let long_routes = table.iter().filter(|(p, _)| p.len() > 24).count() as u64;
+        let first = Capacity {
+            routes,
+            tbl8: common::capacity(ENGINE, "tbl8 groups", groups.max(1), max_tbl8)?,
+        };
+        let fallback = Capacity {
+            routes,
+            tbl8: common::capacity(ENGINE, "tbl8 groups", long_routes.max(1), max_tbl8)?,
+        };
+        common::with_fallback(first, fallback, |cap| {
+            Self::build_with(table, cap, entry_bytes)
+        })
+    }
+
+    fn build_with(
+        table: &RouteTable<u32>,
+        cap: Capacity,
+        entry_bytes: u8,
+    ) -> Result<Self, DpdkError> {
+        let need = estimate::fib4(u64::from(cap.routes), u64::from(cap.tbl8), entry_bytes);
+        common::prepare(ENGINE, need)?;
+        let (mut built, memory) = common::measured(|| {
+            let name = crate::eal::unique_name("f4");
+            let (mut avx512, mut err): (c_int, c_int) = (0, 0);
+            // SAFETY: `name` is a valid C string for the duration of the call (DPDK copies
+            // it); the out-pointers are valid.
+            let raw = unsafe {
+                ffi::ipfib_fib4_create(
+                    name.as_ptr(),
+                    cap.routes,
+                    cap.tbl8,
+                    c_int::from(entry_bytes),
+                    &mut avx512,
+                    &mut err,
+                )
+            };
+            let fib = NonNull::new(raw).ok_or_else(|| common::create_error(ENGINE, err))?;
+            // Owned from here: an early return below frees it through Drop.
+            let built = DpdkFib {
+                fib,
+                memory: 0,
+                avx512: avx512 != 0,
+                entry_bytes,
+                tbl8: cap.tbl8,
+            };
+            for (prefix, next_hop) in table.iter() {
+                // SAFETY: `fib` is a live FIB owned by `built`.
+                let ret = unsafe {
+                    ffi::ipfib_fib4_add(
+                        fib.as_ptr(),
+                        prefix.addr(),
+                        prefix.len(),
+                        u64::from(next_hop) + 1,
+                    )
+                };
+                if ret < 0 {
+                    return Err(common::add_error(ENGINE, prefix, ret));
+                }
+            }
+            Ok(built)
+        })?;
+        built.memory = memory;
+        Ok(built)
+    }
+
+    /// True when DPDK selected its AVX-512 bulk lookup; otherwise a scalar one is used.
+    pub fn uses_avx512(&self) -> bool {
+        self.avx512
+    }
+
+    /// Bytes per table entry (4 or 8, see the module doc).
+    pub fn entry_bytes(&self) -> u8 {
+        self.entry_bytes
+    }
+
+    /// The number of tbl8 groups the FIB was created with.
+    pub fn tbl8_groups(&self) -> u32 {
+        self.tbl8
+    }
+
+    fn bulk(&self, ips: &mut [u32], nhs: &mut [u64]) {
+        debug_assert_eq!(ips.len(), nhs.len());
+        // SAFETY: `fib` is live for `&self`; `ips` and `nhs` hold `len` elements each
+        // (len <= CHUNK fits a c_int); the lookup only reads `ips` and writes `nhs`.
+        unsafe {
+            ffi::ipfib_fib4_lookup_bulk(
+                self.fib.as_ptr(),
+                ips.as_mut_ptr(),
+                nhs.as_mut_ptr(),
+                ips.len() as c_int,
+            )
+        };
+    }
+}
+
+/// The stored value back to a next hop: 0 is DPDK's default, i.e. no route.
+#[inline]
+fn decode(stored: u64) -> Option<NextHop> {
+    stored.checked_sub(1).map(|nh| nh as NextHop)
+}
+
+impl Lpm<u32> for DpdkFib {
+    fn name(&self) -> &'static str {
+        ENGINE
+    }
+
+    fn lookup(&self, addr: u32) -> Option<NextHop> {
+        let mut ip = [addr];
+        let mut nh = [0u64];
+        self.bulk(&mut ip, &mut nh);
+        decode(nh[0])
+    }
+
+    fn lookup_batch(&self, addrs: &[u32], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
+        ipfib::engine::check_batch(addrs.len(), out.len())?;
+        let mut ips = [0u32; CHUNK];
+        let mut nhs = [0u64; CHUNK];
+        for (a, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+            let n = a.len();
+            ips[..n].copy_from_slice(a);
+            self.bulk(&mut ips[..n], &mut nhs[..n]);
+            for (o, &nh) in o.iter_mut().zip(&nhs[..n]) {
+                *o = decode(nh);
+            }
+        }
+        Ok(())
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.memory
+    }
+}
+
+impl Drop for DpdkFib {
+    fn drop(&mut self) {
+        // Frees change the heap too: keep them out of a concurrent build's measurement.
+        let _guard = crate::eal::build_lock();
+        // SAFETY: `fib` came from rte_fib_create and is freed exactly once, here.
+        unsafe { ffi::ipfib_fib4_free(self.fib.as_ptr()) }
+    }
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The one test command (also what CI runs): formatting, lints, then the whole test suite.
+#
+# Every step runs even when an earlier one fails, so one run shows everything that is wrong;
+# the exit status is non-zero if any step failed. Tests run in the `test` profile
+# (opt-level 2, see Cargo.toml), which builds much faster than `--release` and still runs the
+# real-table tests quickly. Tests that need ../shared/data skip (and say so) when it is absent.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+# rustfmt and clippy are rustup components; adding them is a no-op (and offline-safe) when
+# they are already installed.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+    echo "==> installing rustfmt and clippy"
+    rustup component add rustfmt clippy
+fi
+
+summary=()
+failed_steps=0
+
+run_step() {
+    local name=$1
+    shift
+    echo
+    echo "==> $name: $*"
+    local start=$SECONDS
+    if "$@"; then
+        summary+=("PASS  $name ($((SECONDS - start)) s)")
+    else
+        summary+=("FAIL  $name ($((SECONDS - start)) s)")
+        failed_steps=$((failed_steps + 1))
+    fi
+}
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run_tests() {
+    cargo test --workspace 2>&1 | tee "$log"
+}
+
+run_step "format" cargo fmt --all -- --check
+run_step "clippy" cargo clippy --workspace --all-targets -- -D warnings
+run_step "tests" run_tests
+
+# Add up cargo's "test result: ok. N passed; M failed; K ignored; ..." lines.
+read -r passed failed ignored suites < <(
+    awk '/^test result:/ {
+            for (i = 1; i <= NF; i++) {
+                if ($(i+1) ~ /^passed/)  p += $i
+                if ($(i+1) ~ /^failed/)  f += $i
+                if ($(i+1) ~ /^ignored/) g += $i
+            }
+            s++
+         }
+         END { printf "%d %d %d %d\n", p, f, g, s }' "$log"
+)
+data="${IPFIB_SHARED_DATA:-../shared/data}"
+if [ -d "$data" ]; then
+    data_note="real tables from $data"
+else
+    data_note="$data not found: real-table tests skipped"
+fi
+
+echo
+echo "==> summary"
+for line in "${summary[@]}"; do
+    echo "  $line"
+done
+echo "  $suites test suites, $ignored ignored; $data_note"
+echo "tests: $passed passed, $failed failed"
+
+if [ "$failed_steps" -ne 0 ]; then
+    echo "FAILED: $failed_steps step(s)"
+    exit 1
+fi
+echo "OK"
