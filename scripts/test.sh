@@ -38,7 +38,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 run_tests() {
-    cargo test --workspace 2>&1 | tee "$log"
+    cargo test --workspace --no-fail-fast 2>&1 | tee "$log"
 }
 
 run_step "format" cargo fmt --all -- --check
