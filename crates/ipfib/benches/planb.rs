@@ -104,7 +104,7 @@ fn node_search(c: &mut Criterion) {
 fn table() -> (String, RouteTable<u128>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/data/ipv6/ipv6-ris-dfz10-20241220.txt.gz");
-    if let Ok(fib) = ipfib::io::load_fib(&path) {
+    if let Ok(fib) = ipfib::io::load_fib(&path, &ipfib::io::LoadOptions::default()) {
         return ("dfz10".into(), fib.v6);
     }
     let mut rng = rand::rngs::StdRng::seed_from_u64(2);

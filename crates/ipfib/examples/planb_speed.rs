@@ -74,7 +74,11 @@ fn main() {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "../shared/data/ipv6/ipv6-ris-dfz10-20241220.txt.gz".into());
-    let fib = ipfib::io::load_fib(std::path::Path::new(&path)).expect("load");
+    let fib = ipfib::io::load_fib(
+        std::path::Path::new(&path),
+        &ipfib::io::LoadOptions::default(),
+    )
+    .expect("load");
     if !fib.v6.is_empty() {
         run(&fib.v6);
     }

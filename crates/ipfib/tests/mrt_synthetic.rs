@@ -153,7 +153,9 @@ fn a_peer_without_unicast_paths_is_an_error() {
 
 #[test]
 fn dropped_entries_host_bits_and_unknown_peers_are_errors_or_counted_skips() {
-    let cases: [(&str, fn(&mut MrtBuilder) -> u64, &str); 3] = [
+    /// Appends one bad record to a builder and returns its offset.
+    type AddBad = fn(&mut MrtBuilder) -> u64;
+    let cases: [(&str, AddBad, &str); 3] = [
         (
             "entry count",
             |b| {

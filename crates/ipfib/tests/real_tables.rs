@@ -107,7 +107,8 @@ fn check_dir(sub: &str) {
         data.join(sub).display()
     );
     for file in files {
-        let fib = ipfib::io::load_fib(&file).unwrap_or_else(|e| panic!("{e}"));
+        let fib = ipfib::io::load_fib(&file, &ipfib::io::LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
         let name = file
             .file_name()
             .expect("file name")
