@@ -30,7 +30,7 @@ fn generated_file_is_the_library_table() {
         None,
     );
     assert!(out.success, "{}", out.stderr);
-    let fib = ipfib::io::load_fib(Path::new(path)).unwrap();
+    let fib = ipfib::io::load_fib(Path::new(path), &ipfib::io::LoadOptions::default()).unwrap();
     assert!(fib.v4.is_empty());
     assert_eq!(fib.v6, gen::fib_v6(2000, 3));
 }
