@@ -34,15 +34,11 @@ pub fn batch<A: Family>(t: &PlanB<A>, s: Avx512, addrs: &[A], out: &mut [Option<
     if t.nodes.len() > MAX_NODES {
         return super::walk::batch(t, s, addrs, out);
     }
-    match t.depth {
-        1 => blocks::<A, 1>(t, s, addrs, out),
-        2 => blocks::<A, 2>(t, s, addrs, out),
-        3 => blocks::<A, 3>(t, s, addrs, out),
-        4 => blocks::<A, 4>(t, s, addrs, out),
-        5 => blocks::<A, 5>(t, s, addrs, out),
-        6 => blocks::<A, 6>(t, s, addrs, out),
-        _ => super::walk::batch(t, s, addrs, out),
-    }
+    super::walk::with_const_depth!(
+        t.depth,
+        blocks::<A>(t, s, addrs, out),
+        super::walk::batch(t, s, addrs, out)
+    )
 }
 
 #[inline(always)]

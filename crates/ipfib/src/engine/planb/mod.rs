@@ -30,10 +30,9 @@ pub use search::Backend;
 pub struct PlanB<A: Family> {
     /// Descriptor index of each top-16-bit chunk.
     direct: Box<[u16]>,
-    /// Descriptors, `stride` words each: `depth` level offsets (into `nodes`), then the offset
+    /// Descriptors, `depth + 1` words each: `depth` level offsets (into `nodes`), then the offset
     /// of the chunk's result ids (into `values`).
     descs: Box<[u32]>,
-    stride: usize,
     /// Node searches per lookup (uniform across chunks).
     depth: usize,
     /// All tree nodes, one cache line each; node 0 is all padding.
@@ -88,7 +87,6 @@ impl<A: Family> PlanB<A> {
         PlanB {
             direct: p.direct,
             descs: p.descs,
-            stride: p.depth + 1,
             depth: p.depth,
             nodes: p.nodes,
             values: p.values,

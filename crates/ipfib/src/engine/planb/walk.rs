@@ -20,7 +20,7 @@ pub const LANES: usize = 32;
 pub fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<NextHop> {
     let coarse = addr.coarse();
     let x = A::Key::from_coarse(coarse);
-    let desc = usize::from(*s.at(&t.direct, chunk_of::<A>(coarse))) * t.stride;
+    let desc = usize::from(*s.at(&t.direct, chunk_of::<A>(coarse))) * (t.depth + 1);
     // After the last level, `node` is the leaf's value slot: leaves have `fanout` slots.
     let mut node = 0u32;
     for level in 0..t.depth {
@@ -97,23 +97,33 @@ fn batch_of_depth<A: Family, S: Search, const DEPTH: usize>(
     }
 }
 
-/// A batch of any length. The tree depth is fixed per table (at most 6 for any table that fits
-/// 32-bit node offsets), so it is turned into a compile-time constant here, once per batch.
+/// Calls `$f::<.., DEPTH>($args)` with the table's tree depth as a compile-time constant, or
+/// evaluates `$deeper` for depths beyond 6. The depth is fixed per table (at most 6 for any
+/// table whose node offsets fit 32 bits), so this match runs once per batch; both batched walks
+/// (per-lane and gather) use it.
+macro_rules! with_const_depth {
+    ($depth:expr, $f:ident::<$($g:ty),*>($($arg:expr),*), $deeper:expr) => {
+        match $depth {
+            1 => $f::<$($g,)* 1>($($arg),*),
+            2 => $f::<$($g,)* 2>($($arg),*),
+            3 => $f::<$($g,)* 3>($($arg),*),
+            4 => $f::<$($g,)* 4>($($arg),*),
+            5 => $f::<$($g,)* 5>($($arg),*),
+            6 => $f::<$($g,)* 6>($($arg),*),
+            _ => $deeper,
+        }
+    };
+}
+pub(super) use with_const_depth;
+
+/// A batch of any length.
 #[inline(always)]
 pub fn batch<A: Family, S: Search>(t: &PlanB<A>, s: S, addrs: &[A], out: &mut [Option<NextHop>]) {
-    match t.depth {
-        1 => batch_of_depth::<A, S, 1>(t, s, addrs, out),
-        2 => batch_of_depth::<A, S, 2>(t, s, addrs, out),
-        3 => batch_of_depth::<A, S, 3>(t, s, addrs, out),
-        4 => batch_of_depth::<A, S, 4>(t, s, addrs, out),
-        5 => batch_of_depth::<A, S, 5>(t, s, addrs, out),
-        6 => batch_of_depth::<A, S, 6>(t, s, addrs, out),
-        _ => {
-            for (a, o) in addrs.iter().zip(out.iter_mut()) {
-                *o = one(t, s, *a);
-            }
+    with_const_depth!(t.depth, batch_of_depth::<A, S>(t, s, addrs, out), {
+        for (a, o) in addrs.iter().zip(out.iter_mut()) {
+            *o = one(t, s, *a);
         }
-    }
+    })
 }
 
 /// The walks compiled with each SIMD instruction set enabled, so the node search inlines.
