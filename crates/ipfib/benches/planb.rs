@@ -1,5 +1,5 @@
-//! Criterion micro-benchmarks: the node search of each backend (1,024 sorted `u32×16` nodes and
-//! 1,024 `u16×32` nodes, one random query each), and PlanB batched lookups by batch length and
+//! Criterion micro-benchmarks: the inner-node search of each backend (1,024 sorted lines of 15
+//! `u32` keys and 1,024 of 30 `u16` keys, one random query each), and PlanB batched lookups by batch length and
 //! backend. Run pinned: `taskset -c 1 cargo bench -p ipfib --bench planb`.
 //! Uses the real `ipv6-ris-dfz10-20241220` table when `../shared/data` is present, otherwise a
 //! random table of the same size (the result then says so in its name).
@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ipfib::engine::planb::layout::{Node16, Node32};
+use ipfib::engine::planb::layout::{Line16, Line32};
 #[cfg(target_arch = "x86_64")]
 use ipfib::engine::planb::search::{avx2::Avx2, avx512::Avx512};
 use ipfib::engine::planb::search::{scalar::Scalar, Search};
@@ -16,47 +16,47 @@ use ipfib::engine::planb::Backend;
 use ipfib::{Lpm, PlanB, Prefix, RouteTable};
 use rand::{Rng, SeedableRng};
 
-fn sorted_node32(rng: &mut impl Rng) -> Node32 {
+/// An inner node's line: 15 sorted keys and a random link.
+fn sorted_node32(rng: &mut impl Rng) -> Line32 {
     let mut k: [u32; 16] = rng.gen();
-    k[15] = u32::MAX;
-    k.sort_unstable();
-    Node32(k)
+    k[..15].sort_unstable();
+    Line32(k)
 }
 
-fn sorted_node16(rng: &mut impl Rng) -> Node16 {
+/// An inner node's line: 30 sorted keys and a random link.
+fn sorted_node16(rng: &mut impl Rng) -> Line16 {
     let mut k: [u16; 32] = rng.gen();
-    k[31] = u16::MAX;
-    k.sort_unstable();
-    Node16(k)
+    k[..30].sort_unstable();
+    Line16(k)
 }
 
 /// The ranks of every (node, query) pair, summed. Inlined into each backend's
 /// `#[target_feature]` wrapper below, as the engine's walks are, so the intrinsics inline.
 #[inline(always)]
-fn ranks<S: Search>(s: S, n32: &[Node32], q32: &[u32], n16: &[Node16], q16: &[u16]) -> (u32, u32) {
+fn ranks<S: Search>(s: S, n32: &[Line32], q32: &[u32], n16: &[Line16], q16: &[u16]) -> (u32, u32) {
     let a = n32
         .iter()
         .zip(q32)
-        .map(|(n, &x)| s.rank32(black_box(n), x))
+        .map(|(n, &x)| s.rank32::<15>(black_box(n), x))
         .sum();
     let b = n16
         .iter()
         .zip(q16)
-        .map(|(n, &x)| s.rank16(black_box(n), x))
+        .map(|(n, &x)| s.rank16::<30>(black_box(n), x))
         .sum();
     (a, b)
 }
 
-type Runner = fn(&[Node32], &[u32], &[Node16], &[u16]) -> (u32, u32);
+type Runner = fn(&[Line32], &[u32], &[Line16], &[u16]) -> (u32, u32);
 
-fn run_scalar(n32: &[Node32], q32: &[u32], n16: &[Node16], q16: &[u16]) -> (u32, u32) {
+fn run_scalar(n32: &[Line32], q32: &[u32], n16: &[Line16], q16: &[u16]) -> (u32, u32) {
     ranks(Scalar, n32, q32, n16, q16)
 }
 
 #[cfg(target_arch = "x86_64")]
-fn run_avx2(n32: &[Node32], q32: &[u32], n16: &[Node16], q16: &[u16]) -> (u32, u32) {
+fn run_avx2(n32: &[Line32], q32: &[u32], n16: &[Line16], q16: &[u16]) -> (u32, u32) {
     #[target_feature(enable = "avx2,popcnt")]
-    fn inner(t: Avx2, n32: &[Node32], q32: &[u32], n16: &[Node16], q16: &[u16]) -> (u32, u32) {
+    fn inner(t: Avx2, n32: &[Line32], q32: &[u32], n16: &[Line16], q16: &[u16]) -> (u32, u32) {
         ranks(t, n32, q32, n16, q16)
     }
     let t = Avx2::new().expect("checked by the caller");
@@ -65,9 +65,9 @@ fn run_avx2(n32: &[Node32], q32: &[u32], n16: &[Node16], q16: &[u16]) -> (u32, u
 }
 
 #[cfg(target_arch = "x86_64")]
-fn run_avx512(n32: &[Node32], q32: &[u32], n16: &[Node16], q16: &[u16]) -> (u32, u32) {
+fn run_avx512(n32: &[Line32], q32: &[u32], n16: &[Line16], q16: &[u16]) -> (u32, u32) {
     #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    fn inner(t: Avx512, n32: &[Node32], q32: &[u32], n16: &[Node16], q16: &[u16]) -> (u32, u32) {
+    fn inner(t: Avx512, n32: &[Line32], q32: &[u32], n16: &[Line16], q16: &[u16]) -> (u32, u32) {
         ranks(t, n32, q32, n16, q16)
     }
     let t = Avx512::new().expect("checked by the caller");
@@ -77,8 +77,8 @@ fn run_avx512(n32: &[Node32], q32: &[u32], n16: &[Node16], q16: &[u16]) -> (u32,
 
 fn bench_rank(c: &mut Criterion, name: &str, run: Runner) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-    let n32: Vec<Node32> = (0..1024).map(|_| sorted_node32(&mut rng)).collect();
-    let n16: Vec<Node16> = (0..1024).map(|_| sorted_node16(&mut rng)).collect();
+    let n32: Vec<Line32> = (0..1024).map(|_| sorted_node32(&mut rng)).collect();
+    let n16: Vec<Line16> = (0..1024).map(|_| sorted_node16(&mut rng)).collect();
     let q32: Vec<u32> = (0..1024).map(|_| rng.gen()).collect();
     let q16: Vec<u16> = (0..1024).map(|_| rng.gen()).collect();
     let mut g = c.benchmark_group("node_search");

@@ -1,61 +1,45 @@
 //! Building a PlanB structure from a route table.
 //!
 //! 1. Interval partitioning ([`crate::interval`]) gives merged elementary intervals.
-//! 2. Each distinct answer gets a dense result id (0 = no route).
-//! 3. The intervals are projected onto *coarse cells* (the top 32 bits for IPv4, 48 for IPv6);
-//!    a cell with boundaries inside it is handed to the [`Fallback`] stage.
-//! 4. The coarse boundaries are split by their top 16 bits into chunks; each chunk with
-//!    boundaries gets its own small linearized B+-tree, levels sized to its data. All trees are
-//!    walked with the same number of steps: a shallower tree starts on a shared all-padding
-//!    node that always sends the walk to child 0, so lanes in a batch never diverge.
+//! 2. The intervals are projected onto *coarse cells* (the top 32 bits for IPv4, 48 for IPv6);
+//!    a cell with boundaries inside it is handed to the [`Fallback`] stage and answered by a
+//!    cell reference.
+//! 3. The coarse boundaries are split by their top 16 bits into chunks; each chunk with
+//!    boundaries gets its own small B+-tree: leaves that hold their answers, inner levels
+//!    sized to the data and laid out level by level, so a node's children are contiguous and
+//!    one link per node finds them. All trees are walked with the same number of steps: a
+//!    shallower tree is entered through a chain of all-padding inner nodes (rank 0, link to
+//!    the next), so lanes in a batch never diverge. A chunk without boundaries is such a chain
+//!    ending at a one-answer leaf, shared by every chunk with that answer.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::fallback::Fallback;
-use super::layout::{chunk_of, fanout, keys_per_node, Family, Key, DIRECT_BITS};
+use super::layout::{chunk_of, fanout, Answer, Family, Key, DIRECT_BITS};
 use super::PlanB;
 use crate::interval::Intervals;
 use crate::table::{NextHop, RouteTable};
 
-/// The answers and the result id of each interval.
-struct ResultIds {
-    results: Vec<Option<NextHop>>,
-    ids: Vec<u32>,
+/// The answer of an interval.
+fn answer(value: Option<NextHop>) -> Answer {
+    value.map_or(Answer::NoRoute, Answer::Route)
 }
 
-fn result_ids(values: &[Option<NextHop>]) -> ResultIds {
-    let mut results = vec![None];
-    let mut id_of: HashMap<NextHop, u32> = HashMap::new();
-    let ids = values
-        .iter()
-        .map(|v| match v {
-            None => 0,
-            Some(nh) => *id_of.entry(*nh).or_insert_with(|| {
-                results.push(Some(*nh));
-                (results.len() - 1) as u32
-            }),
-        })
-        .collect();
-    ResultIds { results, ids }
-}
-
-/// Coarse boundaries (ascending, the first at 0) with their result ids; ids `>= fb_base` name a
-/// fallback cell.
+/// Coarse boundaries (ascending, the first at 0) with their answers.
 fn project<A: Family>(
     starts: &[A],
-    ids: &[u32],
-    fb_base: u32,
+    values: &[Option<NextHop>],
     fallback: &mut Fallback<A>,
-) -> (Vec<u64>, Vec<u32>) {
+) -> (Vec<u64>, Vec<Answer>) {
     let cells_end: u128 = 1u128 << A::COARSE_BITS;
     let mut cstarts: Vec<u64> = Vec::with_capacity(starts.len());
-    let mut cids: Vec<u32> = Vec::with_capacity(starts.len());
-    let mut push = |at: u64, id: u32| {
-        if cids.last() == Some(&id) {
+    let mut answers: Vec<Answer> = Vec::with_capacity(starts.len());
+    let mut push = |at: u64, a: Answer| {
+        if answers.last() == Some(&a) {
             return;
         }
         cstarts.push(at);
-        cids.push(id);
+        answers.push(a);
     };
     let mut i = 0;
     while i < starts.len() {
@@ -65,7 +49,7 @@ fn project<A: Family>(
             j += 1;
         }
         if j - i == 1 && starts[i].is_cell_aligned() {
-            push(cell, ids[i]);
+            push(cell, answer(values[i]));
         } else {
             let first = A::from_coarse(cell);
             // starts[0] is 0, which is cell-aligned, so a cell not starting with a boundary has
@@ -73,207 +57,294 @@ fn project<A: Family>(
             let head = if starts[i] == first {
                 None
             } else {
-                Some((first, ids[i - 1]))
+                Some((first, values[i - 1]))
             };
-            let f = fallback.push_cell(head.into_iter().chain((i..j).map(|k| (starts[k], ids[k]))));
-            push(cell, fb_base + f);
+            let f = fallback.push_cell(
+                head.into_iter()
+                    .chain((i..j).map(|k| (starts[k], values[k]))),
+            );
+            push(cell, Answer::Cell(f));
             let next = u128::from(cell) + 1;
             let next_starts_cell = j < starts.len() && u128::from(starts[j].coarse()) == next;
             if next < cells_end && !next_starts_cell {
-                push(next as u64, ids[j - 1]);
+                push(next as u64, answer(values[j - 1]));
             }
         }
         i = j;
     }
-    (cstarts, cids)
+    (cstarts, answers)
 }
 
-/// Tree levels for `n` keys: leaves of `SLOTS - 1` keys, then inner levels of fan-out `SLOTS`
-/// up to a single root. Zero keys need no tree.
+/// Steps of a lookup through a tree of `n` keys: one leaf level of `LEAF_KEYS` keys per leaf,
+/// then inner levels of fan-out `INNER_KEYS + 1` up to a single root. Zero keys need one step
+/// too (a leaf with one answer).
 fn depth_for<K: Key>(n: usize) -> usize {
-    if n == 0 {
-        return 0;
-    }
-    let mut nodes = n.div_ceil(keys_per_node::<K>());
+    let mut nodes = n.div_ceil(K::LEAF_KEYS).max(1);
     let mut depth = 1;
     while nodes > 1 {
-        nodes = nodes.div_ceil(fanout::<K>() as usize);
+        nodes = nodes.div_ceil(fanout::<K>());
         depth += 1;
     }
     depth
 }
 
-/// One chunk's boundaries: stored keys (`boundary - 1`) and `keys.len() + 1` result ids.
+/// One chunk's boundaries: stored keys (`boundary - 1`) and `keys.len() + 1` answers.
 struct Chunk<K> {
     index: usize,
     keys: Vec<K>,
-    ids: Vec<u32>,
+    answers: Vec<Answer>,
 }
 
 /// Splits coarse boundaries into the 2^16 chunks; returns the chunks with keys and, for every
-/// chunk, the id in effect at its first address.
-fn chunks<A: Family>(cstarts: &[u64], cids: &[u32]) -> (Vec<Chunk<A::Key>>, Vec<u32>) {
+/// chunk, the answer in effect at its first address.
+fn chunks<A: Family>(cstarts: &[u64], canswers: &[Answer]) -> (Vec<Chunk<A::Key>>, Vec<Answer>) {
     let key_bits = A::COARSE_BITS - DIRECT_BITS;
     let mut with_keys = Vec::new();
-    let mut head_ids = Vec::with_capacity(1 << DIRECT_BITS);
+    let mut heads = Vec::with_capacity(1 << DIRECT_BITS);
     let mut p = 0;
-    let mut current = cids[0];
+    let mut current = canswers[0];
     for chunk in 0..(1usize << DIRECT_BITS) {
         let base = (chunk as u64) << key_bits;
         if p < cstarts.len() && cstarts[p] == base {
-            current = cids[p];
+            current = canswers[p];
             p += 1;
         }
-        head_ids.push(current);
+        heads.push(current);
         let mut keys = Vec::new();
-        let mut ids = vec![current];
+        let mut answers = vec![current];
         while p < cstarts.len() && chunk_of::<A>(cstarts[p]) == chunk {
             keys.push(A::Key::from_coarse(cstarts[p] - 1));
-            ids.push(cids[p]);
-            current = cids[p];
+            answers.push(canswers[p]);
+            current = canswers[p];
             p += 1;
         }
         if !keys.is_empty() {
             with_keys.push(Chunk {
                 index: chunk,
                 keys,
-                ids,
+                answers,
             });
         }
     }
-    (with_keys, head_ids)
+    (with_keys, heads)
 }
 
-/// Appends the levels of one chunk's tree to `nodes` (root first); returns each level's offset.
-fn build_tree<K: Key>(keys: &[K], nodes: &mut Vec<K::Node>) -> Vec<u32> {
-    let per = keys_per_node::<K>();
-    let fan = fanout::<K>() as usize;
-    // first[l][i]: smallest key under node i of level l (levels bottom-up here).
-    let leaves: Vec<&[K]> = keys.chunks(per).collect();
-    let mut first: Vec<Vec<K>> = vec![leaves.iter().map(|l| l[0]).collect()];
-    let mut levels: Vec<Vec<K::Node>> = vec![leaves.iter().map(|l| K::node(l)).collect()];
-    while first.last().map_or(0, Vec::len) > 1 {
-        let below = first.last().expect("non-empty");
-        let mut level = Vec::new();
-        let mut level_first = Vec::new();
-        for children in below.chunks(fan) {
-            level.push(K::node(&children[1..]));
-            level_first.push(children[0]);
+/// The inner nodes and leaves being built; a link names a node of the array the next step
+/// reads (inner nodes, or leaves after the last inner step).
+struct Lines<K: Key> {
+    inner: Vec<K::Line>,
+    leaves: Vec<K::Line>,
+}
+
+impl<K: Key> Lines<K> {
+    /// Appends `pads` all-padding inner nodes, each linking to the next and the last to `to`;
+    /// returns where the chain starts (`to` itself when `pads` is 0).
+    fn pad_chain(&mut self, pads: usize, to: u32) -> u32 {
+        if pads == 0 {
+            return to;
         }
-        levels.push(level);
-        first.push(level_first);
+        let entry = self.inner.len() as u32;
+        for k in 1..pads {
+            self.inner.push(K::inner(&[], entry + k as u32));
+        }
+        self.inner.push(K::inner(&[], to));
+        entry
     }
-    let mut offsets = Vec::with_capacity(levels.len());
-    for level in levels.into_iter().rev() {
-        offsets.push(nodes.len() as u32);
-        nodes.extend(level);
-    }
-    offsets
-}
 
-/// The result ids in leaf-slot order: slot `j` of leaf `l` is the id after `j` keys of that
-/// leaf, i.e. `ids[l * keys_per_node + j]` (slot 0 repeats the previous leaf's last id, so a
-/// lookup needs no subtraction). Slots past the chunk's last key are never reached.
-fn leaf_slots<K: Key>(ids: &[u32]) -> impl Iterator<Item = u32> + '_ {
-    let keys = ids.len() - 1;
-    let per = keys_per_node::<K>();
-    let leaves = keys.div_ceil(per);
-    (0..leaves * fanout::<K>() as usize).map(move |slot| {
-        let (leaf, j) = (slot / fanout::<K>() as usize, slot % fanout::<K>() as usize);
-        ids[(leaf * per + j).min(keys)]
-    })
+    /// Appends one chunk's tree: leaves holding `keys` and their `keys.len() + 1` answers,
+    /// and the inner levels above them, root first. Returns the root (an inner node, or the
+    /// only leaf).
+    fn tree(&mut self, keys: &[K], answers: &[Answer]) -> u32 {
+        let per = K::LEAF_KEYS;
+        let first_leaf = self.leaves.len();
+        let leaves = keys.len().div_ceil(per).max(1);
+        for l in 0..leaves {
+            let ks = &keys[(l * per).min(keys.len())..((l + 1) * per).min(keys.len())];
+            self.leaves
+                .push(K::leaf(ks, &answers[l * per..l * per + ks.len() + 1]));
+        }
+        // Bottom-up: an inner node holds the smallest key under each of its children but the
+        // first, and hands its own first key to its parent.
+        let mut firsts: Vec<K> = keys.chunks(per).map(|leaf| leaf[0]).collect();
+        let mut inner_levels: Vec<Vec<Vec<K>>> = Vec::new();
+        while firsts.len() > 1 {
+            let groups: Vec<&[K]> = firsts.chunks(fanout::<K>()).collect();
+            inner_levels.push(groups.iter().map(|g| g[1..].to_vec()).collect());
+            firsts = groups.iter().map(|g| g[0]).collect();
+        }
+        if inner_levels.is_empty() {
+            return first_leaf as u32;
+        }
+        // Root first; each inner level's nodes start right after the level above, so the
+        // children of node `i` of a level start at the next level's start plus `i * fanout`.
+        let root = self.inner.len() as u32;
+        let last = inner_levels.len() - 1;
+        for (depth, level) in inner_levels.iter().rev().enumerate() {
+            let next_level = if depth == last {
+                first_leaf
+            } else {
+                self.inner.len() + level.len()
+            };
+            for (i, separators) in level.iter().enumerate() {
+                self.inner.push(K::inner(
+                    separators,
+                    (next_level + i * fanout::<K>()) as u32,
+                ));
+            }
+        }
+        root
+    }
 }
 
 /// Builds the whole structure.
 pub(super) fn build<A: Family>(table: &RouteTable<A>) -> PlanB<A> {
     let intervals = Intervals::from_table(table);
-    let ResultIds { results, ids } = result_ids(intervals.values());
-    let fb_base = results.len() as u32;
     let mut fallback = Fallback::default();
-    let (cstarts, cids) = project(intervals.starts(), &ids, fb_base, &mut fallback);
-    let (chunks, head_ids) = chunks::<A>(&cstarts, &cids);
+    let (cstarts, canswers) = project(intervals.starts(), intervals.values(), &mut fallback);
+    let (chunks, heads) = chunks::<A>(&cstarts, &canswers);
 
     let depth = chunks
         .iter()
         .map(|c| depth_for::<A::Key>(c.keys.len()))
         .max()
-        .unwrap_or(0)
-        .max(1);
-    let stride = depth + 1;
-    // Node 0 is the shared all-padding node that shallow trees start on.
-    let mut nodes = vec![A::Key::node(&[])];
-    let mut values: Vec<u32> = Vec::new();
-    let mut descs: Vec<u32> = Vec::new();
-    let mut direct = vec![0u16; 1 << DIRECT_BITS];
-    let mut constant_desc: HashMap<u32, u16> = HashMap::new();
+        .unwrap_or(1);
+    let mut lines = Lines::<A::Key> {
+        inner: Vec::new(),
+        leaves: Vec::new(),
+    };
+    let mut direct = vec![0u32; 1 << DIRECT_BITS];
+    let mut constant_entry: HashMap<Answer, u32> = HashMap::new();
     let mut next_with_keys = chunks.iter().peekable();
-    for (chunk, &head) in head_ids.iter().enumerate() {
-        let desc_index = (descs.len() / stride) as u16;
-        match next_with_keys.next_if(|c| c.index == chunk) {
+    for (chunk, &head) in heads.iter().enumerate() {
+        direct[chunk] = match next_with_keys.next_if(|c| c.index == chunk) {
             Some(c) => {
-                let offsets = build_tree(&c.keys, &mut nodes);
-                descs.extend(std::iter::repeat_n(0, depth - offsets.len()));
-                descs.extend(offsets);
-                descs.push(values.len() as u32);
-                values.extend(leaf_slots::<A::Key>(&c.ids));
-                direct[chunk] = desc_index;
+                let own = depth_for::<A::Key>(c.keys.len());
+                let pads = depth - own;
+                // The tree's root is the inner node after the pads, or its only leaf.
+                let root = if own > 1 {
+                    lines.inner.len() + pads
+                } else {
+                    lines.leaves.len()
+                } as u32;
+                let entry = lines.pad_chain(pads, root);
+                let built = lines.tree(&c.keys, &c.answers);
+                debug_assert_eq!(built, root);
+                entry
             }
-            None => {
-                direct[chunk] = *constant_desc.entry(head).or_insert_with(|| {
-                    descs.extend(std::iter::repeat_n(0, depth));
-                    descs.push(values.len() as u32);
-                    values.push(head);
-                    desc_index
-                });
-            }
-        }
+            None => *constant_entry.entry(head).or_insert_with(|| {
+                let entry = lines.pad_chain(depth - 1, lines.leaves.len() as u32);
+                lines.leaves.push(A::Key::leaf(&[], &[head]));
+                entry
+            }),
+        };
     }
+    let results = distinct_answers(intervals.values());
     PlanB::from_parts(super::Parts {
         direct: direct.into_boxed_slice(),
-        descs: descs.into_boxed_slice(),
         depth,
-        nodes: nodes.into_boxed_slice(),
-        values: values.into_boxed_slice(),
-        results: results.into_boxed_slice(),
+        inner: lines.inner.into_boxed_slice(),
+        leaves: lines.leaves.into_boxed_slice(),
         fallback,
         intervals: intervals.len(),
+        results,
     })
+}
+
+/// Distinct answers of the intervals ("no route" included).
+fn distinct_answers(values: &[Option<NextHop>]) -> usize {
+    values.iter().collect::<HashSet<_>>().len()
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::layout::{Line32, CELL, NO_ROUTE};
     use super::*;
 
     #[test]
     fn depth_grows_with_fanout() {
-        assert_eq!(depth_for::<u32>(0), 0);
-        assert_eq!(depth_for::<u32>(1), 1);
-        assert_eq!(depth_for::<u32>(15), 1);
-        assert_eq!(depth_for::<u32>(16), 2);
-        assert_eq!(depth_for::<u32>(15 * 16), 2);
-        assert_eq!(depth_for::<u32>(15 * 16 + 1), 3);
-        assert_eq!(depth_for::<u16>(31 * 32), 2);
-        assert_eq!(depth_for::<u16>(31 * 32 + 1), 3);
+        assert_eq!(depth_for::<u32>(0), 1);
+        assert_eq!(depth_for::<u32>(7), 1);
+        assert_eq!(depth_for::<u32>(8), 2);
+        assert_eq!(depth_for::<u32>(7 * 16), 2);
+        assert_eq!(depth_for::<u32>(7 * 16 + 1), 3);
+        assert_eq!(depth_for::<u16>(9 * 31), 2);
+        assert_eq!(depth_for::<u16>(9 * 31 + 1), 3);
+    }
+
+    /// Walks `steps` inner nodes and a leaf the way a lookup does, with plain counts.
+    fn walk(lines: &Lines<u32>, mut node: u32, steps: usize, x: u32) -> Answer {
+        let less = |keys: &[u32]| keys.iter().filter(|&&k| k < x).count() as u32;
+        for _ in 0..steps {
+            let n: &Line32 = &lines.inner[node as usize];
+            node = n.0[15] + less(&n.0[..15]);
+        }
+        let leaf = &lines.leaves[node as usize];
+        let r = less(&leaf.0[..7]);
+        let flags = leaf.0[7] >> r;
+        let hop = leaf.0[8 + r as usize];
+        if flags & CELL != 0 {
+            Answer::Cell(hop)
+        } else if flags & NO_ROUTE != 0 {
+            Answer::NoRoute
+        } else {
+            Answer::Route(hop)
+        }
+    }
+
+    fn answers(n: usize) -> Vec<Answer> {
+        (0..=n as u32)
+            .map(|i| match i % 5 {
+                3 => Answer::NoRoute,
+                4 => Answer::Cell(i),
+                _ => Answer::Route(i),
+            })
+            .collect()
     }
 
     #[test]
-    fn tree_levels_are_sized_to_the_data() {
-        let keys: Vec<u32> = (1..=300).collect();
-        let mut nodes = vec![];
-        let offsets = build_tree(&keys, &mut nodes);
-        // 300 keys: 20 leaves of 15, 2 inner nodes of up to 16 children, 1 root.
-        assert_eq!(offsets, vec![0, 1, 3]);
-        assert_eq!(nodes.len(), 1 + 2 + 20);
+    fn trees_are_sized_to_the_data_and_linked() {
+        // 300 keys: 43 leaves of up to 7, 3 inner nodes of up to 16 children, 1 root.
+        let keys: Vec<u32> = (1..=300).map(|k| k * 10).collect();
+        let want = answers(keys.len());
+        let mut lines = Lines::<u32> {
+            inner: vec![<u32 as Key>::inner(&[], 0)],
+            leaves: vec![<u32 as Key>::leaf(&[], &[Answer::NoRoute])],
+        };
+        let root = lines.tree(&keys, &want);
+        assert_eq!(root, 1);
+        assert_eq!(lines.inner.len(), 1 + 1 + 3);
+        assert_eq!(lines.leaves.len(), 1 + 43);
+        assert_eq!(lines.inner[1].0[15], 2, "the root's children follow it");
+        assert_eq!(
+            lines.inner[3].0[15],
+            1 + 16,
+            "the second inner node's first leaf"
+        );
+        // Every query lands on the answer after the keys below it.
+        for x in [0, 9, 10, 11, 150, 151, 2999, 3000, 3001, u32::MAX] {
+            let below = keys.iter().filter(|&&k| k < x).count();
+            assert_eq!(walk(&lines, root, 2, x), want[below], "x = {x}");
+        }
     }
 
     #[test]
-    fn leaf_slots_repeat_the_previous_leaf_end() {
-        // 17 keys: leaf 0 holds keys 1..=15, leaf 1 keys 16..=17; ids[k] follows k keys.
-        let ids: Vec<u32> = (100..=117).collect();
-        let slots: Vec<u32> = leaf_slots::<u32>(&ids).collect();
-        assert_eq!(slots.len(), 32);
-        assert_eq!(&slots[..16], &(100..=115).collect::<Vec<_>>()[..]);
-        assert_eq!(&slots[16..19], &[115, 116, 117]);
-        assert!(slots[19..].iter().all(|&v| v == 117));
+    fn pad_chains_lead_to_the_tree() {
+        let mut lines = Lines::<u32> {
+            inner: Vec::new(),
+            leaves: Vec::new(),
+        };
+        let keys = [5u32, 6, 7];
+        let want = answers(keys.len());
+        let entry = lines.pad_chain(2, 0);
+        assert_eq!(
+            lines.tree(&keys, &want),
+            0,
+            "a one-leaf tree's root is its leaf"
+        );
+        for x in [0, 5, 6, 7, 8, u32::MAX] {
+            let below = keys.iter().filter(|&&k| k < x).count();
+            assert_eq!(walk(&lines, entry, 2, x), want[below]);
+        }
+        assert_eq!(lines.pad_chain(0, 9), 9, "no pads: the entry is the target");
     }
 }

@@ -2,45 +2,46 @@
 //!
 //! The chunk trees search the top 48 bits of an IPv6 address. A /48 cell in which some interval
 //! starts below the cell boundary (a prefix longer than /48, or one ending inside the cell) gets
-//! a special result id in the tree that sends the lookup here: a binary search over that cell's
+//! a special answer in the tree that sends the lookup here: a binary search over that cell's
 //! full 128-bit interval starts. Real tables have few such cells (89 of 135 K intervals in the
 //! 228 K-route DFZ table), so the common path never leaves the 32-bit keys, and every prefix
 //! length up to /128 stays exact.
 
 use crate::addr::Address;
+use crate::table::NextHop;
 
 /// The fine-grained intervals of every cell that needs them.
 #[derive(Clone, Debug, Default)]
 pub struct Fallback<A: Address> {
-    /// Per cell: the range of `starts`/`ids` that belongs to it.
+    /// Per cell: the range of `starts`/`answers` that belongs to it.
     cells: Vec<(u32, u32)>,
     /// Interval starts; the first of each cell is the cell's first address.
     starts: Vec<A>,
-    /// Result id of each interval.
-    ids: Vec<u32>,
+    /// Answer of each interval.
+    answers: Vec<Option<NextHop>>,
 }
 
 impl<A: Address> Fallback<A> {
-    /// Adds a cell from its intervals (`(start, id)`, ascending, the first at the cell's first
-    /// address) and returns its index.
-    pub fn push_cell(&mut self, intervals: impl IntoIterator<Item = (A, u32)>) -> u32 {
+    /// Adds a cell from its intervals (`(start, answer)`, ascending, the first at the cell's
+    /// first address) and returns its index.
+    pub fn push_cell(&mut self, intervals: impl IntoIterator<Item = (A, Option<NextHop>)>) -> u32 {
         let begin = self.starts.len() as u32;
-        for (start, id) in intervals {
+        for (start, answer) in intervals {
             self.starts.push(start);
-            self.ids.push(id);
+            self.answers.push(answer);
         }
         self.cells.push((begin, self.starts.len() as u32));
         (self.cells.len() - 1) as u32
     }
 
-    /// The result id for `addr` inside cell `cell`.
+    /// The answer for `addr` inside cell `cell`.
     #[inline]
-    pub fn lookup(&self, cell: u32, addr: A) -> u32 {
+    pub fn lookup(&self, cell: u32, addr: A) -> Option<NextHop> {
         let (begin, end) = self.cells[cell as usize];
         let (begin, end) = (begin as usize, end as usize);
         let i = self.starts[begin..end].partition_point(|&s| s <= addr);
         // The cell's first start is its first address, which is <= addr, so i >= 1.
-        self.ids[begin + i.max(1) - 1]
+        self.answers[begin + i.max(1) - 1]
     }
 
     /// Number of cells.
@@ -50,6 +51,8 @@ impl<A: Address> Fallback<A> {
 
     /// Bytes used.
     pub fn bytes(&self) -> usize {
-        self.cells.len() * 8 + self.starts.len() * std::mem::size_of::<A>() + self.ids.len() * 4
+        self.cells.len() * 8
+            + self.starts.len() * std::mem::size_of::<A>()
+            + self.answers.len() * std::mem::size_of::<Option<NextHop>>()
     }
 }

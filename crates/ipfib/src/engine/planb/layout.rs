@@ -1,147 +1,220 @@
-//! The memory layout PlanB searches: what a key is for each family, and the 64-byte node.
+//! The memory layout PlanB searches: what a key is for each family, and the 64-byte lines.
 //!
 //! A lookup consumes the address in two parts. The top 16 bits index a direct table (DXR's and
 //! Poptrie's trick: it replaces the two or three widest tree levels by one load). The next
 //! bits, up to the family's *coarse* width (32 for IPv4, 48 for IPv6), are the key searched in
 //! that chunk's tree. Because a chunk's keys share their top 16 bits, the key is narrower than
-//! the address: `u16` for IPv4 (31 keys and a pad slot, fan-out 32 per cache line) and `u32`
-//! for IPv6 (15 keys and a pad slot, fan-out 16, about twice the fan-out of the paper's 8 ×
-//! `u64` node). IPv6 boundaries
-//! finer than /48 are rare in real tables; the /48 cells that contain them are resolved by a
-//! second stage ([`super::fallback`]), so every prefix length up to /128 stays exact.
+//! the address: `u16` for IPv4 and `u32` for IPv6 (about twice the fan-out of the paper's
+//! 8 × `u64` node). IPv6 boundaries finer than /48 are rare in real tables; the /48 cells that
+//! contain them are resolved by a second stage ([`super::fallback`]), so every prefix length up
+//! to /128 stays exact.
+//!
+//! Every node is one cache line, of two kinds:
+//! - an *inner* node: sorted keys and a *link*, the index of its first child (its children are
+//!   contiguous, so the next node is `link + rank`);
+//! - a *leaf*: sorted keys and the answers themselves, one more than its keys: the next hop of
+//!   each position and two flag bits per position, "no route" and "fallback cell" (then the
+//!   hop slot holds the cell's index). The answer is in the line the last search already
+//!   loaded, so a lookup touches no value array.
+//!
+//! | family | inner node | leaf |
+//! |---|---|---|
+//! | IPv6 (`u32` keys) | 15 keys, link | 7 keys, flags, 8 hops |
+//! | IPv4 (`u16` keys) | 30 keys, link | 9 keys, pad, flags, 10 hops |
 
 use std::fmt::Debug;
 
 use super::search::Search;
 use crate::addr::Address;
+use crate::table::NextHop;
 
 /// Bits resolved by the direct table in front of the trees.
 pub const DIRECT_BITS: u32 = 16;
 
-/// A key type of the chunk trees: the address bits just below the direct-table bits.
-pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
-    /// Padding for unused key slots: never counted as "less than" any query.
-    const PAD: Self;
-    /// Key slots per 64-byte node. The last slot is always padding, so a node holds
-    /// `SLOTS - 1` keys, its rank is in `0..SLOTS`, and the fan-out is `SLOTS`, a power of two:
-    /// the child index is a shift and an add, and a branch-free binary search over the node
-    /// takes exactly `log2(SLOTS)` steps (the AVX-512 gather walk relies on both).
-    const SLOTS: u32;
-    /// One cache line of keys.
-    type Node: Copy + Debug + Send + Sync + 'static;
+/// Flag bit (shifted by the position) of a leaf position with no route.
+pub const NO_ROUTE: u32 = 1;
+/// Flag bit (shifted by the position) of a leaf position whose hop slot names a fallback cell.
+pub const CELL: u32 = 1 << 16;
 
-    /// A node holding `keys` (at most `SLOTS - 1`) and padding.
-    fn node(keys: &[Self]) -> Self::Node;
-    /// The keys of a node (for the scalar search and for tests).
-    fn keys(node: &Self::Node) -> &[Self];
-    /// The low bits of a coarse address, the bits this key type holds.
-    fn from_coarse(coarse: u64) -> Self;
-    /// The key zero-extended to 32 bits.
-    fn into_u32(self) -> u32;
-    /// Number of keys of `node` less than `x`, with the node search `s`.
-    fn rank<S: Search>(s: S, node: &Self::Node, x: Self) -> u32;
+/// 64 bytes as sixteen 32-bit words (IPv6 nodes).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line32(pub [u32; 16]);
 
-    /// Gathers one key per lane for the AVX-512 gather walk ([`super::gather`]): key `idx` (in
-    /// key units from the start of `nodes`), zero-extended to 32 bits.
-    ///
-    /// # Safety
-    /// AVX-512F must be available, and every index must name a key inside the node array
-    /// that is not the last slot of its node.
-    #[cfg(target_arch = "x86_64")]
-    unsafe fn gather(
-        nodes: *const Self::Node,
-        idx: std::arch::x86_64::__m512i,
-    ) -> std::arch::x86_64::__m512i;
+/// 64 bytes as thirty-two 16-bit halves (IPv4 nodes). Links, flags and hops are 32-bit words
+/// stored little-endian in two halves.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line16(pub [u16; 32]);
+
+/// What a leaf position answers, as the builder sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Answer {
+    /// The longest matching route's next hop.
+    Route(NextHop),
+    /// No route covers the position.
+    NoRoute,
+    /// The position is a coarse cell with finer boundaries: search fallback cell `n`.
+    Cell(u32),
 }
 
-/// 32 keys of 16 bits in one cache line (IPv4 chunks).
-#[repr(C, align(64))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Node16(pub [u16; 32]);
-
-/// 16 keys of 32 bits in one cache line (IPv6 chunks).
-#[repr(C, align(64))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Node32(pub [u32; 16]);
-
-impl Key for u16 {
-    const PAD: Self = u16::MAX;
-    const SLOTS: u32 = 32;
-    type Node = Node16;
-
-    fn node(keys: &[u16]) -> Node16 {
-        let mut n = [u16::MAX; 32];
-        n[..keys.len()].copy_from_slice(keys);
-        Node16(n)
-    }
-    #[inline(always)]
-    fn keys(node: &Node16) -> &[u16] {
-        &node.0
-    }
-    #[inline(always)]
-    fn from_coarse(coarse: u64) -> u16 {
-        coarse as u16
-    }
-    #[inline(always)]
-    fn into_u32(self) -> u32 {
-        u32::from(self)
-    }
-    #[inline(always)]
-    fn rank<S: Search>(s: S, node: &Node16, x: u16) -> u32 {
-        s.rank16(node, x)
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn gather(
-        nodes: *const Node16,
-        idx: std::arch::x86_64::__m512i,
-    ) -> std::arch::x86_64::__m512i {
-        use std::arch::x86_64::{_mm512_and_si512, _mm512_i32gather_epi32, _mm512_set1_epi32};
-        // SAFETY: the caller guarantees AVX-512F and an in-bounds key that is not a node's last
-        // slot; with scale 2 each lane reads its key and the next one, in the same node.
-        unsafe {
-            _mm512_and_si512(
-                _mm512_i32gather_epi32::<2>(idx, nodes.cast()),
-                _mm512_set1_epi32(0xffff),
-            )
+impl Answer {
+    /// The hop slot and the flag bits (before shifting by the position) of the answer.
+    fn encode(self) -> (u32, u32) {
+        match self {
+            Answer::Route(hop) => (hop, 0),
+            Answer::NoRoute => (0, NO_ROUTE),
+            Answer::Cell(cell) => (cell, CELL),
         }
     }
 }
 
+/// A key type of the chunk trees: the address bits just below the direct-table bits, and the
+/// line formats that hold them.
+pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
+    /// Padding for unused key slots: never counted as "less than" any query.
+    const PAD: Self;
+    /// Keys of an inner node; its fan-out is one more.
+    const INNER_KEYS: usize;
+    /// Keys of a leaf; it answers one position more.
+    const LEAF_KEYS: usize;
+    /// One cache line.
+    type Line: Copy + Debug + Send + Sync + 'static;
+
+    /// An inner node holding `keys` (at most `INNER_KEYS`), padding, and `link`.
+    fn inner(keys: &[Self], link: u32) -> Self::Line;
+    /// A leaf holding `keys` (at most `LEAF_KEYS`) and `keys.len() + 1` answers.
+    fn leaf(keys: &[Self], answers: &[Answer]) -> Self::Line;
+    /// The link of an inner node.
+    fn link(line: &Self::Line) -> u32;
+    /// The hop slot of leaf position `r`.
+    fn hop(line: &Self::Line, r: u32) -> u32;
+    /// The flag word of a leaf: [`NO_ROUTE`] and [`CELL`] shifted left by each position.
+    fn flags(line: &Self::Line) -> u32;
+    /// The low bits of a coarse address, the bits this key type holds.
+    fn from_coarse(coarse: u64) -> Self;
+    /// Number of keys of an inner node less than `x`, with the node search `s`.
+    fn rank_inner<S: Search>(s: S, line: &Self::Line, x: Self) -> u32;
+    /// Number of keys of a leaf less than `x`, with the node search `s`.
+    fn rank_leaf<S: Search>(s: S, line: &Self::Line, x: Self) -> u32;
+}
+
+/// Flag word of a leaf's answers.
+fn flag_word(answers: &[Answer]) -> u32 {
+    answers
+        .iter()
+        .enumerate()
+        .map(|(r, a)| a.encode().1 << r)
+        .fold(0, |w, f| w | f)
+}
+
 impl Key for u32 {
     const PAD: Self = u32::MAX;
-    const SLOTS: u32 = 16;
-    type Node = Node32;
+    const INNER_KEYS: usize = 15;
+    const LEAF_KEYS: usize = 7;
+    type Line = Line32;
 
-    fn node(keys: &[u32]) -> Node32 {
-        let mut n = [u32::MAX; 16];
-        n[..keys.len()].copy_from_slice(keys);
-        Node32(n)
+    fn inner(keys: &[u32], link: u32) -> Line32 {
+        let mut w = [u32::MAX; 16];
+        w[..keys.len()].copy_from_slice(keys);
+        w[15] = link;
+        Line32(w)
+    }
+    fn leaf(keys: &[u32], answers: &[Answer]) -> Line32 {
+        debug_assert_eq!(answers.len(), keys.len() + 1);
+        let mut w = [u32::MAX; 16];
+        w[..keys.len()].copy_from_slice(keys);
+        w[7] = flag_word(answers);
+        for (r, a) in answers.iter().enumerate() {
+            w[8 + r] = a.encode().0;
+        }
+        Line32(w)
     }
     #[inline(always)]
-    fn keys(node: &Node32) -> &[u32] {
-        &node.0
+    fn link(line: &Line32) -> u32 {
+        line.0[15]
+    }
+    #[inline(always)]
+    fn hop(line: &Line32, r: u32) -> u32 {
+        line.0[8 + (r as usize & 7)]
+    }
+    #[inline(always)]
+    fn flags(line: &Line32) -> u32 {
+        line.0[7]
     }
     #[inline(always)]
     fn from_coarse(coarse: u64) -> u32 {
         coarse as u32
     }
     #[inline(always)]
-    fn into_u32(self) -> u32 {
-        self
+    fn rank_inner<S: Search>(s: S, line: &Line32, x: u32) -> u32 {
+        s.rank32::<15>(line, x)
     }
     #[inline(always)]
-    fn rank<S: Search>(s: S, node: &Node32, x: u32) -> u32 {
-        s.rank32(node, x)
+    fn rank_leaf<S: Search>(s: S, line: &Line32, x: u32) -> u32 {
+        s.rank32::<7>(line, x)
     }
-    #[cfg(target_arch = "x86_64")]
+}
+
+/// The 32-bit word at halves `i, i + 1` of a [`Line16`].
+#[inline(always)]
+fn word16(line: &Line16, i: usize) -> u32 {
+    u32::from(line.0[i]) | (u32::from(line.0[i + 1]) << 16)
+}
+
+/// Stores a 32-bit word at halves `i, i + 1`.
+fn put_word16(h: &mut [u16; 32], i: usize, w: u32) {
+    h[i] = w as u16;
+    h[i + 1] = (w >> 16) as u16;
+}
+
+impl Key for u16 {
+    const PAD: Self = u16::MAX;
+    const INNER_KEYS: usize = 30;
+    const LEAF_KEYS: usize = 9;
+    type Line = Line16;
+
+    fn inner(keys: &[u16], link: u32) -> Line16 {
+        let mut h = [u16::MAX; 32];
+        h[..keys.len()].copy_from_slice(keys);
+        put_word16(&mut h, 30, link);
+        Line16(h)
+    }
+    fn leaf(keys: &[u16], answers: &[Answer]) -> Line16 {
+        debug_assert_eq!(answers.len(), keys.len() + 1);
+        let mut h = [u16::MAX; 32];
+        h[..keys.len()].copy_from_slice(keys);
+        put_word16(&mut h, 10, flag_word(answers));
+        for (r, a) in answers.iter().enumerate() {
+            put_word16(&mut h, 12 + 2 * r, a.encode().0);
+        }
+        Line16(h)
+    }
     #[inline(always)]
-    unsafe fn gather(
-        nodes: *const Node32,
-        idx: std::arch::x86_64::__m512i,
-    ) -> std::arch::x86_64::__m512i {
-        // SAFETY: the caller guarantees AVX-512F and an in-bounds key (scale 4 = one u32).
-        unsafe { std::arch::x86_64::_mm512_i32gather_epi32::<4>(idx, nodes.cast()) }
+    fn link(line: &Line16) -> u32 {
+        word16(line, 30)
+    }
+    #[inline(always)]
+    fn hop(line: &Line16, r: u32) -> u32 {
+        // `r <= LEAF_KEYS`, so the index stays inside the line; the `min` lets the compiler
+        // see that and drop the bounds check.
+        word16(line, 12 + 2 * (r as usize).min(9))
+    }
+    #[inline(always)]
+    fn flags(line: &Line16) -> u32 {
+        word16(line, 10)
+    }
+    #[inline(always)]
+    fn from_coarse(coarse: u64) -> u16 {
+        coarse as u16
+    }
+    #[inline(always)]
+    fn rank_inner<S: Search>(s: S, line: &Line16, x: u16) -> u32 {
+        s.rank16::<30>(line, x)
+    }
+    #[inline(always)]
+    fn rank_leaf<S: Search>(s: S, line: &Line16, x: u16) -> u32 {
+        s.rank16::<9>(line, x)
     }
 }
 
@@ -202,16 +275,10 @@ pub fn chunk_of<A: Family>(coarse: u64) -> usize {
     (coarse >> (A::COARSE_BITS - DIRECT_BITS)) as usize
 }
 
-/// Fan-out of an inner node, and value slots per leaf: one more than the keys of a node.
+/// Children of an inner node: one more than its keys.
 #[inline(always)]
-pub const fn fanout<K: Key>() -> u32 {
-    K::SLOTS
-}
-
-/// Keys a node holds.
-#[inline(always)]
-pub const fn keys_per_node<K: Key>() -> usize {
-    K::SLOTS as usize - 1
+pub const fn fanout<K: Key>() -> usize {
+    K::INNER_KEYS + 1
 }
 
 #[cfg(test)]
@@ -219,11 +286,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nodes_are_one_cache_line() {
-        assert_eq!(std::mem::size_of::<Node16>(), 64);
-        assert_eq!(std::mem::align_of::<Node16>(), 64);
-        assert_eq!(std::mem::size_of::<Node32>(), 64);
-        assert_eq!(std::mem::align_of::<Node32>(), 64);
+    fn lines_are_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Line16>(), 64);
+        assert_eq!(std::mem::align_of::<Line16>(), 64);
+        assert_eq!(std::mem::size_of::<Line32>(), 64);
+        assert_eq!(std::mem::align_of::<Line32>(), 64);
     }
 
     #[test]
@@ -241,5 +308,38 @@ mod tests {
         let a: u32 = 0xc0a8_0102;
         assert_eq!(chunk_of::<u32>(a.coarse()), 0xc0a8);
         assert_eq!(<u16 as Key>::from_coarse(a.coarse()), 0x0102);
+    }
+
+    /// Every position of a full leaf decodes to the answer it was built with, and the keys
+    /// never overlap the answer words.
+    fn leaf_round_trip<K: Key>(keys: &[K]) {
+        let answers: Vec<Answer> = (0..=keys.len() as u32)
+            .map(|r| match r % 3 {
+                0 => Answer::Route(u32::MAX - r),
+                1 => Answer::NoRoute,
+                _ => Answer::Cell(r * 1000),
+            })
+            .collect();
+        let line = K::leaf(keys, &answers);
+        for (r, a) in answers.iter().enumerate() {
+            let flags = K::flags(&line) >> r;
+            let decoded = if flags & CELL != 0 {
+                Answer::Cell(K::hop(&line, r as u32))
+            } else if flags & NO_ROUTE != 0 {
+                Answer::NoRoute
+            } else {
+                Answer::Route(K::hop(&line, r as u32))
+            };
+            assert_eq!(decoded, *a, "position {r}");
+        }
+        let inner = K::inner(keys, 0xdead_beef);
+        assert_eq!(K::link(&inner), 0xdead_beef);
+    }
+
+    #[test]
+    fn leaves_hold_their_answers() {
+        leaf_round_trip::<u32>(&[1, 2, 3, 4, 5, 6, u32::MAX - 1]);
+        leaf_round_trip::<u16>(&[1, 2, 3, 4, 5, 6, 7, 8, u16::MAX - 1]);
+        leaf_round_trip::<u32>(&[]);
     }
 }

@@ -2,18 +2,16 @@
 //! pointer-free, cache-line-sized B+-trees with SIMD node search (NSDI '26), extended with a
 //! direct table on the top 16 bits and narrow per-chunk keys.
 //!
-//! Layout ([`layout`]): `direct[top 16 bits]` names a descriptor; a descriptor lists, for each
-//! of the `depth` levels of that chunk's tree, the offset of the level in one flat 64-byte
-//! aligned node array, and where the chunk's result ids start. Children are found by index
-//! arithmetic (`child = node * fan-out + rank`), so nodes hold keys only. Result ids index a
-//! small table of answers, so "no route" is an answer like any next hop and every `u32` is a
-//! valid next hop. Exactness for every prefix length comes from interval partitioning
+//! Layout ([`layout`]): `direct[top 16 bits]` names the entry node of that chunk's tree. Inner
+//! nodes (one flat 64-byte aligned array) are a cache line of sorted keys and one link, so
+//! every inner step of a lookup is `node = link + rank` (a node's children are contiguous), with
+//! no per-chunk descriptors; the last step searches a leaf (a second flat array), whose line
+//! also holds the answers: the next hop of each position and flag bits for "no route" and
+//! "fallback cell", so every `u32` is a valid next hop and no value array is read. Exactness for every prefix length comes from interval partitioning
 //! ([`crate::interval`]) and, for IPv6 boundaries finer than /48, the [`fallback`] stage.
 
 mod builder;
 pub mod fallback;
-#[cfg(target_arch = "x86_64")]
-mod gather;
 pub mod layout;
 pub mod search;
 mod walk;
@@ -28,34 +26,29 @@ pub use search::Backend;
 /// The PlanB lookup structure for one family (`u32` = IPv4, `u128` = IPv6).
 #[derive(Clone, Debug)]
 pub struct PlanB<A: Family> {
-    /// Descriptor index of each top-16-bit chunk.
-    direct: Box<[u16]>,
-    /// Descriptors, `depth + 1` words each: `depth` level offsets (into `nodes`), then the offset
-    /// of the chunk's result ids (into `values`).
-    descs: Box<[u32]>,
-    /// Node searches per lookup (uniform across chunks).
+    /// Entry node of each top-16-bit chunk: an inner node, or a leaf when `depth` is 1.
+    direct: Box<[u32]>,
+    /// Node searches per lookup, the leaf's included (uniform across chunks).
     depth: usize,
-    /// All tree nodes, one cache line each; node 0 is all padding.
-    nodes: Box<[<A::Key as layout::Key>::Node]>,
-    /// Result id of each position of each chunk.
-    values: Box<[u32]>,
-    /// Answer of each result id; ids past the end name a fallback cell.
-    results: Box<[Option<NextHop>]>,
+    /// Inner nodes, one cache line each.
+    inner: Box<[<A::Key as layout::Key>::Line]>,
+    /// Leaves with their answers, one cache line each.
+    leaves: Box<[<A::Key as layout::Key>::Line]>,
     fallback: Fallback<A>,
     intervals: usize,
+    results: usize,
     dispatch: search::Dispatch,
 }
 
 /// The arrays the builder hands over.
 struct Parts<A: Family> {
-    direct: Box<[u16]>,
-    descs: Box<[u32]>,
+    direct: Box<[u32]>,
     depth: usize,
-    nodes: Box<[<A::Key as layout::Key>::Node]>,
-    values: Box<[u32]>,
-    results: Box<[Option<NextHop>]>,
+    inner: Box<[<A::Key as layout::Key>::Line]>,
+    leaves: Box<[<A::Key as layout::Key>::Line]>,
     fallback: Fallback<A>,
     intervals: usize,
+    results: usize,
 }
 
 /// Shape and size of a built PlanB structure, for `ipfib stats` and the benchmarks.
@@ -69,7 +62,7 @@ pub struct Stats {
     pub bytes: usize,
     /// The node-search backend chosen at run time (`avx512`, `avx2` or `scalar`).
     pub backend: &'static str,
-    /// Cache-line tree nodes.
+    /// Cache-line tree nodes (inner nodes and leaves).
     pub nodes: usize,
     /// IPv6 /48 cells resolved by the second stage.
     pub fallback_cells: usize,
@@ -86,13 +79,12 @@ impl<A: Family> PlanB<A> {
     fn from_parts(p: Parts<A>) -> Self {
         PlanB {
             direct: p.direct,
-            descs: p.descs,
             depth: p.depth,
-            nodes: p.nodes,
-            values: p.values,
-            results: p.results,
+            inner: p.inner,
+            leaves: p.leaves,
             fallback: p.fallback,
             intervals: p.intervals,
+            results: p.results,
             dispatch: search::Dispatch::new(Backend::detect())
                 .expect("detected backends are available"),
         }
@@ -120,26 +112,29 @@ impl<A: Family> PlanB<A> {
             depth: self.depth + 1,
             bytes: self.memory_bytes(),
             backend: self.backend().name(),
-            nodes: self.nodes.len(),
+            nodes: self.inner.len() + self.leaves.len(),
             fallback_cells: self.fallback.cells(),
-            results: self.results.len(),
+            results: self.results,
         }
     }
 
-    /// The answer for a result id (a fallback cell id is searched further with `addr`).
+    /// The answer at position `rank` of `leaf` (a fallback cell is searched further with
+    /// `addr`).
     #[inline(always)]
-    fn resolve(&self, id: u32, addr: A) -> Option<NextHop> {
-        match self.results.get(id as usize) {
-            Some(answer) => *answer,
-            None => self.resolve_fallback(id, addr),
+    fn answer(&self, leaf: &<A::Key as layout::Key>::Line, rank: u32, addr: A) -> Option<NextHop> {
+        use layout::Key;
+        let hop = A::Key::hop(leaf, rank);
+        let flags = A::Key::flags(leaf) >> rank;
+        if flags & layout::CELL != 0 {
+            return self.cell(hop, addr);
         }
+        (flags & layout::NO_ROUTE == 0).then_some(hop)
     }
 
     #[cold]
     #[inline(never)]
-    fn resolve_fallback(&self, id: u32, addr: A) -> Option<NextHop> {
-        let cell = id - self.results.len() as u32;
-        self.results[self.fallback.lookup(cell, addr) as usize]
+    fn cell(&self, cell: u32, addr: A) -> Option<NextHop> {
+        self.fallback.lookup(cell, addr)
     }
 }
 
@@ -165,7 +160,9 @@ impl<A: Family> Lpm<A> for PlanB<A> {
         match self.dispatch {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the token proves the CPU has the features the function enables.
-            search::Dispatch::Avx512(token) => unsafe { gather::batch(self, token, addrs, out) },
+            search::Dispatch::Avx512(token) => unsafe {
+                walk::x86::batch_avx512(self, token, addrs, out)
+            },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             search::Dispatch::Avx2(token) => unsafe {
@@ -178,10 +175,8 @@ impl<A: Family> Lpm<A> for PlanB<A> {
 
     fn memory_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.direct)
-            + std::mem::size_of_val(&*self.descs)
-            + std::mem::size_of_val(&*self.nodes)
-            + std::mem::size_of_val(&*self.values)
-            + std::mem::size_of_val(&*self.results)
+            + std::mem::size_of_val(&*self.inner)
+            + std::mem::size_of_val(&*self.leaves)
             + self.fallback.bytes()
     }
 }

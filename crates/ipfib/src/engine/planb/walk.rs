@@ -1,13 +1,12 @@
 //! The lookup walk, written once for every family and node-search backend.
 //!
-//! A walk is: direct table → descriptor of the chunk's tree → `depth` node searches (inner
-//! levels multiply the node index by the fan-out and add the rank; the leaf level gives the
-//! position of the interval) → result id → answer. The batched walk runs `LANES` independent
-//! lookups level by level, so the cache misses of different lanes overlap instead of queueing
-//! behind each other (PlanB §3.4), and every lane does the same steps (no per-lane branches
-//! except the rare fallback cell).
+//! A walk is: direct table → entry node of the chunk → `depth - 1` inner steps of
+//! `node = link + rank` → a leaf search whose rank picks the answer in the same line. The
+//! batched walk runs `LANES` independent lookups level by level, so the cache misses of
+//! different lanes overlap instead of queueing behind each other (PlanB §3.4), and every lane
+//! does the same steps (no per-lane branches except the rare fallback cell).
 
-use super::layout::{chunk_of, fanout, Family, Key};
+use super::layout::{chunk_of, Family, Key};
 use super::search::Search;
 use super::PlanB;
 use crate::table::NextHop;
@@ -15,25 +14,40 @@ use crate::table::NextHop;
 /// Lanes interleaved by the batched walk (chosen by measurement, see BENCHMARKS.md).
 pub const LANES: usize = 32;
 
+/// One inner step: the node's link plus the rank of `x` in it.
+#[inline(always)]
+fn step<A: Family, S: Search>(t: &PlanB<A>, s: S, node: u32, x: A::Key) -> u32 {
+    let n = s.at(&t.inner, node as usize);
+    A::Key::link(n) + A::Key::rank_inner(s, n, x)
+}
+
+/// The leaf step: the answer at the rank of `x` in leaf `node`.
+#[inline(always)]
+fn finish<A: Family, S: Search>(
+    t: &PlanB<A>,
+    s: S,
+    node: u32,
+    x: A::Key,
+    addr: A,
+) -> Option<NextHop> {
+    let leaf = s.at(&t.leaves, node as usize);
+    t.answer(leaf, A::Key::rank_leaf(s, leaf, x), addr)
+}
+
 /// One lookup.
 #[inline(always)]
 pub fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<NextHop> {
     let coarse = addr.coarse();
     let x = A::Key::from_coarse(coarse);
-    let desc = usize::from(*s.at(&t.direct, chunk_of::<A>(coarse))) * (t.depth + 1);
-    // After the last level, `node` is the leaf's value slot: leaves have `fanout` slots.
-    let mut node = 0u32;
-    for level in 0..t.depth {
-        let offset = *s.at(&t.descs, desc + level);
-        let rank = A::Key::rank(s, s.at(&t.nodes, (offset + node) as usize), x);
-        node = node * fanout::<A::Key>() + rank;
+    let mut node = *s.at(&t.direct, chunk_of::<A>(coarse));
+    for _ in 1..t.depth {
+        node = step(t, s, node, x);
     }
-    let base = *s.at(&t.descs, desc + t.depth);
-    t.resolve(*s.at(&t.values, (base + node) as usize), addr)
+    finish(t, s, node, x, addr)
 }
 
-/// `LANES` interleaved lookups through trees of `DEPTH` levels. The depth is a constant so the
-/// level loop unrolls and each lane's descriptor row is read at fixed offsets.
+/// `LANES` interleaved lookups through trees of `DEPTH` steps. The depth is a constant so the
+/// level loop unrolls.
 #[inline(always)]
 fn lanes<A: Family, S: Search, const DEPTH: usize>(
     t: &PlanB<A>,
@@ -42,41 +56,23 @@ fn lanes<A: Family, S: Search, const DEPTH: usize>(
     out: &mut [Option<NextHop>; LANES],
 ) {
     let mut x = [A::Key::default(); LANES];
-    let mut row = [0usize; LANES];
     let mut node = [0u32; LANES];
     for i in 0..LANES {
         let coarse = addrs[i].coarse();
         x[i] = A::Key::from_coarse(coarse);
-        row[i] = usize::from(*s.at(&t.direct, chunk_of::<A>(coarse))) * (DEPTH + 1);
+        node[i] = *s.at(&t.direct, chunk_of::<A>(coarse));
     }
-    for level in 0..DEPTH {
-        // Two lanes per iteration: halves the loop overhead, which is a tenth of the step.
-        for i in (0..LANES).step_by(2) {
-            let offset0 = *s.at(&t.descs, row[i] + level);
-            let offset1 = *s.at(&t.descs, row[i + 1] + level);
-            let rank0 = A::Key::rank(s, s.at(&t.nodes, (offset0 + node[i]) as usize), x[i]);
-            let rank1 = A::Key::rank(
-                s,
-                s.at(&t.nodes, (offset1 + node[i + 1]) as usize),
-                x[i + 1],
-            );
-            node[i] = node[i] * fanout::<A::Key>() + rank0;
-            node[i + 1] = node[i + 1] * fanout::<A::Key>() + rank1;
+    for _ in 1..DEPTH {
+        for i in 0..LANES {
+            node[i] = step(t, s, node[i], x[i]);
         }
     }
-    let mut id = [0u32; LANES];
     for i in 0..LANES {
-        id[i] = *s.at(
-            &t.values,
-            (*s.at(&t.descs, row[i] + DEPTH) + node[i]) as usize,
-        );
-    }
-    for i in 0..LANES {
-        out[i] = t.resolve(id[i], addrs[i]);
+        out[i] = finish(t, s, node[i], x[i], addrs[i]);
     }
 }
 
-/// A batch of any length for trees of `DEPTH` levels: full groups of `LANES`, then single
+/// A batch of any length for trees of `DEPTH` steps: full groups of `LANES`, then single
 /// lookups for the rest.
 #[inline(always)]
 fn batch_of_depth<A: Family, S: Search, const DEPTH: usize>(
@@ -97,33 +93,24 @@ fn batch_of_depth<A: Family, S: Search, const DEPTH: usize>(
     }
 }
 
-/// Calls `$f::<.., DEPTH>($args)` with the table's tree depth as a compile-time constant, or
-/// evaluates `$deeper` for depths beyond 6. The depth is fixed per table (at most 6 for any
-/// table whose node offsets fit 32 bits), so this match runs once per batch; both batched walks
-/// (per-lane and gather) use it.
-macro_rules! with_const_depth {
-    ($depth:expr, $f:ident::<$($g:ty),*>($($arg:expr),*), $deeper:expr) => {
-        match $depth {
-            1 => $f::<$($g,)* 1>($($arg),*),
-            2 => $f::<$($g,)* 2>($($arg),*),
-            3 => $f::<$($g,)* 3>($($arg),*),
-            4 => $f::<$($g,)* 4>($($arg),*),
-            5 => $f::<$($g,)* 5>($($arg),*),
-            6 => $f::<$($g,)* 6>($($arg),*),
-            _ => $deeper,
-        }
-    };
-}
-pub(super) use with_const_depth;
-
-/// A batch of any length.
+/// A batch of any length. The depth is fixed per table (at most 6 for any table whose node
+/// indices fit 32 bits), so this match runs once per batch and the walk it picks has the depth
+/// as a constant.
 #[inline(always)]
 pub fn batch<A: Family, S: Search>(t: &PlanB<A>, s: S, addrs: &[A], out: &mut [Option<NextHop>]) {
-    with_const_depth!(t.depth, batch_of_depth::<A, S>(t, s, addrs, out), {
-        for (a, o) in addrs.iter().zip(out.iter_mut()) {
-            *o = one(t, s, *a);
+    match t.depth {
+        1 => batch_of_depth::<A, S, 1>(t, s, addrs, out),
+        2 => batch_of_depth::<A, S, 2>(t, s, addrs, out),
+        3 => batch_of_depth::<A, S, 3>(t, s, addrs, out),
+        4 => batch_of_depth::<A, S, 4>(t, s, addrs, out),
+        5 => batch_of_depth::<A, S, 5>(t, s, addrs, out),
+        6 => batch_of_depth::<A, S, 6>(t, s, addrs, out),
+        _ => {
+            for (a, o) in addrs.iter().zip(out.iter_mut()) {
+                *o = one(t, s, *a);
+            }
         }
-    })
+    }
 }
 
 /// The walks compiled with each SIMD instruction set enabled, so the node search inlines.
@@ -131,6 +118,17 @@ pub fn batch<A: Family, S: Search>(t: &PlanB<A>, s: S, addrs: &[A], out: &mut [O
 pub mod x86 {
     use super::super::search::{avx2::Avx2, avx512::Avx512};
     use super::*;
+
+    /// Batched walk with AVX-512 enabled.
+    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
+    pub fn batch_avx512<A: Family>(
+        t: &PlanB<A>,
+        s: Avx512,
+        addrs: &[A],
+        out: &mut [Option<NextHop>],
+    ) {
+        batch(t, s, addrs, out)
+    }
 
     /// Single walk with AVX-512 enabled.
     #[target_feature(enable = "avx512f,avx512bw,popcnt")]

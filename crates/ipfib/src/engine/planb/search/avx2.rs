@@ -10,7 +10,7 @@ use std::arch::x86_64::{
 };
 
 use super::Search;
-use crate::engine::planb::layout::{Node16, Node32};
+use crate::engine::planb::layout::{Line16, Line32};
 
 /// Proof that the CPU has AVX2 and POPCNT; only [`Avx2::new`] makes one.
 #[derive(Clone, Copy, Debug)]
@@ -23,20 +23,34 @@ impl Avx2 {
     }
 }
 
+/// The low `bits` bits set.
+#[inline(always)]
+const fn low(bits: usize) -> u32 {
+    if bits >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << bits) - 1
+    }
+}
+
 impl Search for Avx2 {
     #[inline(always)]
-    fn rank32(self, node: &Node32, x: u32) -> u32 {
-        // SAFETY: an `Avx2` exists only when the CPU has AVX2 (checked in `new`); `node` is
-        // 64-byte aligned, so both 32-byte halves are 32-byte aligned for the loads.
+    fn rank32<const KEYS: usize>(self, line: &Line32, x: u32) -> u32 {
+        // SAFETY: an `Avx2` exists only when the CPU has AVX2 (checked in `new`); `line` is a
+        // 64-byte aligned reference to 64 bytes, so both 32-byte halves are aligned and in
+        // bounds.
         unsafe {
             let bias = _mm256_set1_epi32(i32::MIN);
             let q = _mm256_xor_si256(_mm256_set1_epi32(x as i32), bias);
-            let p = node.0.as_ptr().cast::<__m256i>();
+            let p = (line as *const Line32).cast::<__m256i>();
             let lo = _mm256_xor_si256(_mm256_load_si256(p), bias);
+            let lt_lo = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(q, lo))) as u32;
+            if KEYS <= 8 {
+                return (lt_lo & low(KEYS)).count_ones();
+            }
             let hi = _mm256_xor_si256(_mm256_load_si256(p.add(1)), bias);
-            let lt_lo = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(q, lo)));
-            let lt_hi = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(q, hi)));
-            (lt_lo as u32).count_ones() + (lt_hi as u32).count_ones()
+            let lt_hi = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(q, hi))) as u32;
+            lt_lo.count_ones() + (lt_hi & low(KEYS.saturating_sub(8))).count_ones()
         }
     }
 
@@ -48,25 +62,28 @@ impl Search for Avx2 {
             slice.len()
         );
         // SAFETY: the walk only forms indices that the builder's invariants keep in bounds:
-        // chunk < 2^16 = direct.len(); descriptor rows exist for every direct entry; an inner
-        // node's rank never exceeds its real separators, so a child index stays inside the next
-        // level; a leaf position is at most the chunk's key count, and the chunk has one more
-        // value than keys. Debug builds (and the test profile) check it.
+        // chunk < 2^16 = direct.len(); every direct entry and every link names a node of the
+        // array the next step reads, and a rank never exceeds the node's real keys, so
+        // `link + rank` is one of its children. Debug builds (and the test profile) check it.
         unsafe { slice.get_unchecked(i) }
     }
 
     #[inline(always)]
-    fn rank16(self, node: &Node16, x: u16) -> u32 {
-        // SAFETY: as above; each 16-bit lane sets two bits of the byte mask, hence the halving.
+    fn rank16<const KEYS: usize>(self, line: &Line16, x: u16) -> u32 {
+        // SAFETY: as above. Each 16-bit lane sets two bits of the byte mask, hence the doubled
+        // mask widths and the halving.
         unsafe {
             let bias = _mm256_set1_epi16(i16::MIN);
             let q = _mm256_xor_si256(_mm256_set1_epi16(x as i16), bias);
-            let p = node.0.as_ptr().cast::<__m256i>();
+            let p = (line as *const Line16).cast::<__m256i>();
             let lo = _mm256_xor_si256(_mm256_load_si256(p), bias);
-            let hi = _mm256_xor_si256(_mm256_load_si256(p.add(1)), bias);
             let lt_lo = _mm256_movemask_epi8(_mm256_cmpgt_epi16(q, lo)) as u32;
+            if KEYS <= 16 {
+                return (lt_lo & low(2 * KEYS)).count_ones() / 2;
+            }
+            let hi = _mm256_xor_si256(_mm256_load_si256(p.add(1)), bias);
             let lt_hi = _mm256_movemask_epi8(_mm256_cmpgt_epi16(q, hi)) as u32;
-            (lt_lo.count_ones() + lt_hi.count_ones()) / 2
+            (lt_lo.count_ones() + (lt_hi & low(2 * KEYS.saturating_sub(16))).count_ones()) / 2
         }
     }
 }

@@ -1,12 +1,13 @@
-//! AVX-512 node search: one 512-bit load, one unsigned compare into a mask, one popcount.
+//! AVX-512 node search: one 512-bit load, one unsigned compare into a mask limited to the key
+//! slots, one popcount.
 
 use std::arch::x86_64::{
-    __m512i, _mm512_cmplt_epu16_mask, _mm512_cmplt_epu32_mask, _mm512_load_si512,
+    __m512i, _mm512_load_si512, _mm512_mask_cmplt_epu16_mask, _mm512_mask_cmplt_epu32_mask,
     _mm512_set1_epi16, _mm512_set1_epi32,
 };
 
 use super::Search;
-use crate::engine::planb::layout::{Node16, Node32};
+use crate::engine::planb::layout::{Line16, Line32};
 
 /// Proof that the CPU has AVX-512F, AVX-512BW and POPCNT; only [`Avx512::new`] makes one.
 #[derive(Clone, Copy, Debug)]
@@ -22,14 +23,25 @@ impl Avx512 {
     }
 }
 
+/// The mask of the first `keys` lanes.
+#[inline(always)]
+const fn first(keys: usize) -> u64 {
+    if keys >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << keys) - 1
+    }
+}
+
 impl Search for Avx512 {
     #[inline(always)]
-    fn rank32(self, node: &Node32, x: u32) -> u32 {
-        // SAFETY: an `Avx512` exists only when the CPU has AVX-512F (checked in `new`); `node`
-        // is a 64-byte-aligned reference, as `_mm512_load_si512` requires.
+    fn rank32<const KEYS: usize>(self, line: &Line32, x: u32) -> u32 {
+        // SAFETY: an `Avx512` exists only when the CPU has AVX-512F (checked in `new`); `line`
+        // is a 64-byte-aligned reference to 64 bytes, as `_mm512_load_si512` requires.
         unsafe {
-            let keys = _mm512_load_si512(node.0.as_ptr().cast::<__m512i>());
-            _mm512_cmplt_epu32_mask(keys, _mm512_set1_epi32(x as i32)).count_ones()
+            let words = _mm512_load_si512((line as *const Line32).cast::<__m512i>());
+            let lanes = first(KEYS) as u16;
+            _mm512_mask_cmplt_epu32_mask(lanes, words, _mm512_set1_epi32(x as i32)).count_ones()
         }
     }
 
@@ -41,20 +53,20 @@ impl Search for Avx512 {
             slice.len()
         );
         // SAFETY: the walk only forms indices that the builder's invariants keep in bounds:
-        // chunk < 2^16 = direct.len(); descriptor rows exist for every direct entry; an inner
-        // node's rank never exceeds its real separators, so a child index stays inside the next
-        // level; a leaf position is at most the chunk's key count, and the chunk has one more
-        // value than keys. Debug builds (and the test profile) check it.
+        // chunk < 2^16 = direct.len(); every direct entry and every link names a node of the
+        // array the next step reads, and a rank never exceeds the node's real keys, so
+        // `link + rank` is one of its children. Debug builds (and the test profile) check it.
         unsafe { slice.get_unchecked(i) }
     }
 
     #[inline(always)]
-    fn rank16(self, node: &Node16, x: u16) -> u32 {
+    fn rank16<const KEYS: usize>(self, line: &Line16, x: u16) -> u32 {
         // SAFETY: an `Avx512` exists only when the CPU has AVX-512F and AVX-512BW (checked in
-        // `new`); `node` is a 64-byte-aligned reference.
+        // `new`); `line` is a 64-byte-aligned reference to 64 bytes.
         unsafe {
-            let keys = _mm512_load_si512(node.0.as_ptr().cast::<__m512i>());
-            _mm512_cmplt_epu16_mask(keys, _mm512_set1_epi16(x as i16)).count_ones()
+            let halves = _mm512_load_si512((line as *const Line16).cast::<__m512i>());
+            let lanes = first(KEYS) as u32;
+            _mm512_mask_cmplt_epu16_mask(lanes, halves, _mm512_set1_epi16(x as i16)).count_ones()
         }
     }
 }

@@ -16,16 +16,18 @@ pub mod scalar;
 use std::fmt;
 use std::str::FromStr;
 
-use super::layout::{Node16, Node32};
+use super::layout::{Line16, Line32};
 
-/// Counts keys `< x` in one node, for both node shapes. Keys are stored as `boundary - 1` and
-/// padded with the key type's maximum, so the count is the number of boundaries `<= x`, and
-/// padding never counts. [`super::layout::Key::rank`] picks the method for a key type.
+/// Counts keys `< x` among the first `KEYS` slots of one line, for both key widths. Keys are
+/// stored as `boundary - 1` and padded with the key type's maximum, so the count is the number
+/// of boundaries `<= x`; padding never counts, and the slots past `KEYS` (a link, a leaf's
+/// answers) are never compared. [`super::layout::Key`] picks the method and `KEYS` for each
+/// node kind.
 pub trait Search: Copy {
-    /// Number of the 32 `u16` keys of `node` that are less than `x`.
-    fn rank16(self, node: &Node16, x: u16) -> u32;
-    /// Number of the 16 `u32` keys of `node` that are less than `x`.
-    fn rank32(self, node: &Node32, x: u32) -> u32;
+    /// Number of the `u16` slots `0..KEYS` (`KEYS <= 32`) of `line` that are less than `x`.
+    fn rank16<const KEYS: usize>(self, line: &Line16, x: u16) -> u32;
+    /// Number of the `u32` slots `0..KEYS` (`KEYS <= 16`) of `line` that are less than `x`.
+    fn rank32<const KEYS: usize>(self, line: &Line32, x: u32) -> u32;
 
     /// `&slice[i]` for an index the walk computed from the table's own arrays. The scalar
     /// backend checks it; the SIMD backends skip the check (asserted in debug builds), since
@@ -141,33 +143,50 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Every available backend agrees with a plain count on random nodes and queries.
-    fn check_u32(keys: [u32; 16], x: u32) {
-        let node = Node32(keys);
-        let want = keys.iter().filter(|&&k| k < x).count() as u32;
-        assert_eq!(scalar::Scalar.rank32(&node, x), want);
+    /// Every available backend agrees with a plain count on random lines and queries, for
+    /// every key count the layout uses.
+    fn check_u32(line: [u32; 16], x: u32) {
+        let line = Line32(line);
+        let want = |keys: usize| line.0[..keys].iter().filter(|&&k| k < x).count() as u32;
+        let expect = [want(7), want(15), want(16)];
+        fn ranks<S: Search>(s: S, l: &Line32, x: u32) -> [u32; 3] {
+            [
+                s.rank32::<7>(l, x),
+                s.rank32::<15>(l, x),
+                s.rank32::<16>(l, x),
+            ]
+        }
+        assert_eq!(ranks(scalar::Scalar, &line, x), expect, "scalar u32");
         #[cfg(target_arch = "x86_64")]
         {
             if let Some(t) = avx2::Avx2::new() {
-                assert_eq!(t.rank32(&node, x), want, "avx2 u32");
+                assert_eq!(ranks(t, &line, x), expect, "avx2 u32");
             }
             if let Some(t) = avx512::Avx512::new() {
-                assert_eq!(t.rank32(&node, x), want, "avx512 u32");
+                assert_eq!(ranks(t, &line, x), expect, "avx512 u32");
             }
         }
     }
 
-    fn check_u16(keys: [u16; 32], x: u16) {
-        let node = Node16(keys);
-        let want = keys.iter().filter(|&&k| k < x).count() as u32;
-        assert_eq!(scalar::Scalar.rank16(&node, x), want);
+    fn check_u16(line: [u16; 32], x: u16) {
+        let line = Line16(line);
+        let want = |keys: usize| line.0[..keys].iter().filter(|&&k| k < x).count() as u32;
+        let expect = [want(9), want(30), want(32)];
+        fn ranks<S: Search>(s: S, l: &Line16, x: u16) -> [u32; 3] {
+            [
+                s.rank16::<9>(l, x),
+                s.rank16::<30>(l, x),
+                s.rank16::<32>(l, x),
+            ]
+        }
+        assert_eq!(ranks(scalar::Scalar, &line, x), expect, "scalar u16");
         #[cfg(target_arch = "x86_64")]
         {
             if let Some(t) = avx2::Avx2::new() {
-                assert_eq!(t.rank16(&node, x), want, "avx2 u16");
+                assert_eq!(ranks(t, &line, x), expect, "avx2 u16");
             }
             if let Some(t) = avx512::Avx512::new() {
-                assert_eq!(t.rank16(&node, x), want, "avx512 u16");
+                assert_eq!(ranks(t, &line, x), expect, "avx512 u16");
             }
         }
     }
@@ -204,13 +223,13 @@ mod tests {
 
     proptest! {
         #[test]
-        fn backends_agree_u32(keys in proptest::array::uniform16(any::<u32>()), x in any::<u32>()) {
-            check_u32(keys, x);
+        fn backends_agree_u32(line in proptest::array::uniform16(any::<u32>()), x in any::<u32>()) {
+            check_u32(line, x);
         }
 
         #[test]
-        fn backends_agree_u16(keys in proptest::array::uniform32(any::<u16>()), x in any::<u16>()) {
-            check_u16(keys, x);
+        fn backends_agree_u16(line in proptest::array::uniform32(any::<u16>()), x in any::<u16>()) {
+            check_u16(line, x);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The portable node search: a branch-free count in safe Rust.
 
 use super::Search;
-use crate::engine::planb::layout::{Key, Node16, Node32};
+use crate::engine::planb::layout::{Line16, Line32};
 
 /// Portable backend, available everywhere.
 #[derive(Clone, Copy, Debug, Default)]
@@ -9,11 +9,8 @@ pub struct Scalar;
 
 impl Search for Scalar {
     #[inline(always)]
-    fn rank32(self, node: &Node32, x: u32) -> u32 {
-        <u32 as Key>::keys(node)
-            .iter()
-            .map(|&k| u32::from(k < x))
-            .sum()
+    fn rank32<const KEYS: usize>(self, line: &Line32, x: u32) -> u32 {
+        line.0[..KEYS].iter().map(|&k| u32::from(k < x)).sum()
     }
 
     #[inline(always)]
@@ -22,10 +19,7 @@ impl Search for Scalar {
     }
 
     #[inline(always)]
-    fn rank16(self, node: &Node16, x: u16) -> u32 {
-        <u16 as Key>::keys(node)
-            .iter()
-            .map(|&k| u32::from(k < x))
-            .sum()
+    fn rank16<const KEYS: usize>(self, line: &Line16, x: u16) -> u32 {
+        line.0[..KEYS].iter().map(|&k| u32::from(k < x)).sum()
     }
 }
