@@ -11,8 +11,9 @@ use super::search::Search;
 use super::PlanB;
 use crate::table::NextHop;
 
-/// Lanes interleaved by the batched walk (chosen by measurement, see BENCHMARKS.md).
-pub const LANES: usize = 32;
+/// Lanes interleaved by the batched walk (chosen by measurement, see BENCHMARKS.md: 8, 16 and
+/// 32 are within a few percent of each other once the leaves are prefetched; 64 is slower).
+pub const LANES: usize = 16;
 
 /// One inner step: the node's link plus the rank of `x` in it.
 #[inline(always)]
@@ -62,9 +63,14 @@ fn lanes<A: Family, S: Search, const DEPTH: usize>(
         x[i] = A::Key::from_coarse(coarse);
         node[i] = *s.at(&t.direct, chunk_of::<A>(coarse));
     }
-    for _ in 1..DEPTH {
+    for level in 1..DEPTH {
         for i in 0..LANES {
             node[i] = step(t, s, node[i], x[i]);
+            // The leaf is the one line a lookup rarely finds in L1: ask for it as soon as its
+            // index is known rather than when the finishing pass reaches this lane.
+            if level + 1 == DEPTH {
+                s.prefetch(s.at(&t.leaves, node[i] as usize));
+            }
         }
     }
     for i in 0..LANES {

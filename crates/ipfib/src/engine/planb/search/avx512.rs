@@ -3,7 +3,7 @@
 
 use std::arch::x86_64::{
     __m512i, _mm512_load_si512, _mm512_mask_cmplt_epu16_mask, _mm512_mask_cmplt_epu32_mask,
-    _mm512_set1_epi16, _mm512_set1_epi32,
+    _mm512_set1_epi16, _mm512_set1_epi32, _mm_prefetch, _MM_HINT_T0,
 };
 
 use super::Search;
@@ -57,6 +57,12 @@ impl Search for Avx512 {
         // array the next step reads, and a rank never exceeds the node's real keys, so
         // `link + rank` is one of its children. Debug builds (and the test profile) check it.
         unsafe { slice.get_unchecked(i) }
+    }
+
+    #[inline(always)]
+    fn prefetch<T>(self, r: &T) {
+        // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast()) }
     }
 
     #[inline(always)]

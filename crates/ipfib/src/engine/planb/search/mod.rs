@@ -34,6 +34,10 @@ pub trait Search: Copy {
     /// the builder guarantees every index the walk can form is in bounds (see
     /// [`super::walk`]) and the checks cost four instructions per tree level.
     fn at<T>(self, slice: &[T], i: usize) -> &T;
+
+    /// Asks for the cache line of `r` ahead of its use (a hint; the portable backend does
+    /// nothing).
+    fn prefetch<T>(self, r: &T);
 }
 
 /// A node-search implementation, chosen at run time.

@@ -19,6 +19,9 @@ impl Search for Scalar {
     }
 
     #[inline(always)]
+    fn prefetch<T>(self, _: &T) {}
+
+    #[inline(always)]
     fn rank16<const KEYS: usize>(self, line: &Line16, x: u16) -> u32 {
         line.0[..KEYS].iter().map(|&k| u32::from(k < x)).sum()
     }
