@@ -4,7 +4,10 @@
 //! `node = link + rank` → a leaf search whose rank picks the answer in the same line. The
 //! batched walk runs `LANES` independent lookups level by level, so the cache misses of
 //! different lanes overlap instead of queueing behind each other (PlanB §3.4), and every lane
-//! does the same steps (no per-lane branches except the rare fallback cell).
+//! does the same steps (no per-lane branches except the rare fallback cell). It is also
+//! software-pipelined by one group: a group's leaves are prefetched when its descent ends and
+//! searched only after the next group's descent, so the leaf misses (the lines a lookup rarely
+//! finds in L1) overlap a whole group's work.
 
 use super::layout::{chunk_of, Family, Key};
 use super::search::Search;
@@ -47,39 +50,64 @@ pub fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<NextHop>
     finish(t, s, node, x, addr)
 }
 
-/// `LANES` interleaved lookups through trees of `DEPTH` steps. The depth is a constant so the
-/// level loop unrolls.
-#[inline(always)]
-fn lanes<A: Family, S: Search, const DEPTH: usize>(
-    t: &PlanB<A>,
-    s: S,
-    addrs: &[A; LANES],
-    out: &mut [Option<NextHop>; LANES],
-) {
-    let mut x = [A::Key::default(); LANES];
-    let mut node = [0u32; LANES];
-    for i in 0..LANES {
-        let coarse = addrs[i].coarse();
-        x[i] = A::Key::from_coarse(coarse);
-        node[i] = *s.at(&t.direct, chunk_of::<A>(coarse));
-    }
-    for level in 1..DEPTH {
-        for i in 0..LANES {
-            node[i] = step(t, s, node[i], x[i]);
-            // The leaf is the one line a lookup rarely finds in L1: ask for it as soon as its
-            // index is known rather than when the finishing pass reaches this lane.
-            if level + 1 == DEPTH {
-                s.prefetch(s.at(&t.leaves, node[i] as usize));
-            }
+/// The state of one group of `LANES` lookups between its descent and its leaf search.
+struct Group<K> {
+    /// Each lane's key bits.
+    x: [K; LANES],
+    /// Each lane's node: its entry node, then after the descent its leaf.
+    node: [u32; LANES],
+}
+
+impl<K: Key> Group<K> {
+    fn new() -> Self {
+        Group {
+            x: [K::default(); LANES],
+            node: [0; LANES],
         }
-    }
-    for i in 0..LANES {
-        out[i] = finish(t, s, node[i], x[i], addrs[i]);
     }
 }
 
-/// A batch of any length for trees of `DEPTH` steps: full groups of `LANES`, then single
-/// lookups for the rest.
+/// The inner steps of `LANES` interleaved lookups through trees of `DEPTH` steps (a constant,
+/// so the level loop unrolls), leaving each lane's leaf index in `g` and its line on its way
+/// into the cache.
+#[inline(always)]
+fn descend<A: Family, S: Search, const DEPTH: usize>(
+    t: &PlanB<A>,
+    s: S,
+    addrs: &[A; LANES],
+    g: &mut Group<A::Key>,
+) {
+    for (i, addr) in addrs.iter().enumerate() {
+        let coarse = addr.coarse();
+        g.x[i] = A::Key::from_coarse(coarse);
+        g.node[i] = *s.at(&t.direct, chunk_of::<A>(coarse));
+    }
+    for level in 1..DEPTH {
+        for i in 0..LANES {
+            g.node[i] = step(t, s, g.node[i], g.x[i]);
+            if level + 1 == DEPTH {
+                s.prefetch(s.at(&t.leaves, g.node[i] as usize));
+            }
+        }
+    }
+}
+
+/// The leaf searches of a descended group.
+#[inline(always)]
+fn finish_group<A: Family, S: Search>(
+    t: &PlanB<A>,
+    s: S,
+    g: &Group<A::Key>,
+    addrs: &[A; LANES],
+    out: &mut [Option<NextHop>; LANES],
+) {
+    for i in 0..LANES {
+        out[i] = finish(t, s, g.node[i], g.x[i], addrs[i]);
+    }
+}
+
+/// A batch of any length for trees of `DEPTH` steps: full groups of `LANES`, each group's leaf
+/// searches after the next group's descent, then single lookups for the rest.
 #[inline(always)]
 fn batch_of_depth<A: Family, S: Search, const DEPTH: usize>(
     t: &PlanB<A>,
@@ -89,10 +117,22 @@ fn batch_of_depth<A: Family, S: Search, const DEPTH: usize>(
 ) {
     let mut groups = addrs.chunks_exact(LANES);
     let mut outs = out.chunks_exact_mut(LANES);
-    for (a, o) in (&mut groups).zip(&mut outs) {
+    let mut states = [Group::new(), Group::new()];
+    let mut pending: Option<(&[A; LANES], &mut [Option<NextHop>; LANES])> = None;
+    for (k, (a, o)) in (&mut groups).zip(&mut outs).enumerate() {
         let a: &[A; LANES] = a.try_into().expect("chunks_exact yields LANES");
         let o: &mut [Option<NextHop>; LANES] = o.try_into().expect("chunks_exact yields LANES");
-        lanes::<A, S, DEPTH>(t, s, a, o);
+        let [even, odd] = &mut states;
+        let (current, previous) = if k % 2 == 0 { (even, odd) } else { (odd, even) };
+        descend::<A, S, DEPTH>(t, s, a, current);
+        if let Some((pa, po)) = pending.take() {
+            finish_group(t, s, previous, pa, po);
+        }
+        pending = Some((a, o));
+    }
+    if let Some((pa, po)) = pending {
+        let last = (addrs.len() / LANES - 1) % 2;
+        finish_group(t, s, &states[last], pa, po);
     }
     for (a, o) in groups.remainder().iter().zip(outs.into_remainder()) {
         *o = one(t, s, *a);
