@@ -3,7 +3,7 @@
 //! Every run here is tiny (a few hundred prefixes, a few thousand lookups, one run) so the
 //! suite stays fast; the numbers are not looked at, only the shape and the answers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -314,21 +314,11 @@ fn bad_arguments_are_errors() {
     assert!(err.contains("/nonexistent/fib.txt"), "{err}");
 }
 
-fn shared_data() -> Option<PathBuf> {
-    let dir = std::env::var_os("IPFIB_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: ../shared/data not found");
-        None
-    }
-}
-
 #[test]
 fn the_real_dfz_table_benches_with_all_engines_agreeing() {
-    let Some(data) = shared_data() else { return };
+    let Some(data) = ipfib_testdata::shared_data() else {
+        return;
+    };
     let fib = data.join("ipv6/ipv6-ris-dfz10-20241220.txt.gz");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("dfz.json");
@@ -353,7 +343,9 @@ fn the_real_dfz_table_benches_with_all_engines_agreeing() {
 
 #[test]
 fn an_mrt_rib_is_a_table_too_with_its_options() {
-    let Some(data) = shared_data() else { return };
+    let Some(data) = ipfib_testdata::shared_data() else {
+        return;
+    };
     let rib = data.join("mrt/rib/routeviews6.rib.20151101.0600.first6870prefixes.gz");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("mrt.json");

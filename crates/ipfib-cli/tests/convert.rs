@@ -2,24 +2,10 @@
 //! round trip through the text format exactly.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use ipfib::io::{load_fib, LoadOptions, PeerChoice, ValueKind};
-
-fn data_file(rel: &str) -> Option<PathBuf> {
-    let dir = match std::env::var_os("IPFIB_SHARED_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
-    };
-    let path = dir.join(rel);
-    if path.is_file() {
-        Some(path)
-    } else {
-        eprintln!("skipping: ../shared/data not found");
-        None
-    }
-}
 
 fn ipfib(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ipfib"))
@@ -45,7 +31,9 @@ const RIB: &str = "mrt/rib/routeviews6.rib.20151101.0600.first6870prefixes.gz";
 
 #[test]
 fn mrt_to_gzip_text_round_trips_for_every_value_kind() {
-    let Some(rib) = data_file(RIB) else { return };
+    let Some(rib) = ipfib_testdata::shared_file(RIB) else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     for (peer, value) in [
         ("best", ValueKind::NextHop),
@@ -97,7 +85,8 @@ fn mrt_to_gzip_text_round_trips_for_every_value_kind() {
 
 #[test]
 fn stdout_output_and_text_input() {
-    let Some(table) = data_file("ipv6/ipv6-routeviews6-20150922-bestpath.txt.gz") else {
+    let Some(table) = ipfib_testdata::shared_file("ipv6/ipv6-routeviews6-20150922-bestpath.txt.gz")
+    else {
         return;
     };
     let run = ipfib(&["convert", s(&table), "-"]);
@@ -127,7 +116,9 @@ fn stdout_output_and_text_input() {
 
 #[test]
 fn a_truncated_rib_fails_with_its_offset_and_leaves_no_output_unless_skipping() {
-    let Some(rib) = data_file(RIB) else { return };
+    let Some(rib) = ipfib_testdata::shared_file(RIB) else {
+        return;
+    };
     let mut stream = Vec::new();
     flate2::read::MultiGzDecoder::new(std::fs::File::open(&rib).unwrap())
         .read_to_end(&mut stream)
@@ -175,7 +166,8 @@ fn a_truncated_rib_fails_with_its_offset_and_leaves_no_output_unless_skipping() 
 
 #[test]
 fn an_updates_file_is_refused() {
-    let Some(updates) = data_file("mrt/updates/rrc06.updates.20150401.0000.gz") else {
+    let Some(updates) = ipfib_testdata::shared_file("mrt/updates/rrc06.updates.20150401.0000.gz")
+    else {
         return;
     };
     let run = ipfib(&["convert", s(&updates), "-"]);

@@ -6,24 +6,12 @@
 //! does not depend on the library's own reader.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use flate2::read::GzDecoder;
 use ipfib::gen::{self, shape};
 use ipfib::{Address, Intervals, Prefix, RouteTable};
-
-fn shared_data() -> Option<PathBuf> {
-    let dir = std::env::var_os("IPFIB_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: ../shared/data not found");
-        None
-    }
-}
 
 /// `prefix/len next_hop` lines of a gzip text file; `#` comments skipped.
 fn load<A: Address>(path: &Path) -> RouteTable<A>
@@ -186,7 +174,9 @@ fn compare(real: &Figures, synth: &Figures, depth_band: f64, intervals: [(f64, f
 
 #[test]
 fn ipv6_resembles_ris_dfz10() {
-    let Some(dir) = shared_data() else { return };
+    let Some(dir) = ipfib_testdata::shared_data() else {
+        return;
+    };
     let real: RouteTable<u128> = load(&dir.join("ipv6/ipv6-ris-dfz10-20241220.txt.gz"));
     let started = Instant::now();
     let synth = gen::fib_v6(real.len(), 1);
@@ -202,7 +192,9 @@ fn ipv6_resembles_ris_dfz10() {
 
 #[test]
 fn ipv4_resembles_bart_tier1() {
-    let Some(dir) = shared_data() else { return };
+    let Some(dir) = ipfib_testdata::shared_data() else {
+        return;
+    };
     let real: RouteTable<u32> = load(&dir.join("ipv4/ipv4-bart-tier1-2023.txt.gz"));
     let started = Instant::now();
     let synth = gen::fib_v4(real.len(), 1);

@@ -10,19 +10,6 @@ use ipfib::engine::planb::Backend;
 use ipfib::{Lpm, PlanB, Reference, RouteTable};
 use rand::{Rng, SeedableRng};
 
-fn shared_data() -> Option<PathBuf> {
-    let dir = match std::env::var_os("IPFIB_SHARED_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: ../shared/data not found (set IPFIB_SHARED_DATA to run the real-table tests)");
-        None
-    }
-}
-
 fn tables_in(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("readable data directory")
@@ -99,7 +86,9 @@ fn check_family<A: Family>(name: &str, table: &RouteTable<A>) -> usize {
 }
 
 fn check_dir(sub: &str) {
-    let Some(data) = shared_data() else { return };
+    let Some(data) = ipfib_testdata::shared_data() else {
+        return;
+    };
     let files = tables_in(&data.join(sub));
     assert!(
         !files.is_empty(),

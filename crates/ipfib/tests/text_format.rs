@@ -191,19 +191,6 @@ fn writer_output_reads_back_identically() {
 // ---------------------------------------------------------------------------------------------
 // Real tables.
 
-fn shared_data() -> Option<PathBuf> {
-    let dir = match std::env::var_os("IPFIB_SHARED_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: ../shared/data not found");
-        None
-    }
-}
-
 /// Route lines of a file counted independently of the reader: neither blank nor a comment.
 fn count_route_lines(path: &Path) -> usize {
     let file = fs::File::open(path).unwrap();
@@ -278,7 +265,9 @@ fn length_summary(histogram: &[usize]) -> Lengths {
 
 #[test]
 fn real_ipv4_tables_load_with_the_documented_counts() {
-    let Some(data) = shared_data() else { return };
+    let Some(data) = ipfib_testdata::shared_data() else {
+        return;
+    };
     for &(name, routes, min, max, most) in IPV4_TABLES {
         let path = data.join("ipv4").join(name);
         let fib = read_fib(&path).unwrap_or_else(|e| panic!("{e}"));
@@ -299,7 +288,9 @@ fn real_ipv4_tables_load_with_the_documented_counts() {
 
 #[test]
 fn real_ipv6_tables_load_with_the_documented_counts() {
-    let Some(data) = shared_data() else { return };
+    let Some(data) = ipfib_testdata::shared_data() else {
+        return;
+    };
     let mut tables: Vec<(String, usize, Option<Lengths>)> = IPV6_TABLES
         .iter()
         .map(|&(n, r, a, b, c)| (n.to_string(), r, Some((a, b, c))))

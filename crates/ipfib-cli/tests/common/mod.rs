@@ -69,16 +69,7 @@ pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// `../shared/data`, or `None` (with the agreed message) when it is absent.
+/// `../shared/data`, or `None` (after saying so) when it is absent.
 pub fn shared_data() -> Option<PathBuf> {
-    let dir = match std::env::var_os("IPFIB_SHARED_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: ../shared/data not found");
-        None
-    }
+    ipfib_testdata::shared_data()
 }

@@ -9,15 +9,6 @@ use std::path::{Path, PathBuf};
 use flate2::read::GzDecoder;
 use ipfib::{Address, Prefix, RouteTable};
 
-/// `IPFIB_SHARED_DATA`, else `<workspace root>/../shared/data`; `None` when absent.
-pub fn shared_data() -> Option<PathBuf> {
-    let dir = match std::env::var_os("IPFIB_SHARED_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
-    };
-    dir.is_dir().then_some(dir)
-}
-
 /// Reads one family's routes of a gzip text table. Panics with the file and line on a bad
 /// line: this is test support, and a bad fixture must fail the test loudly.
 pub fn load_gz<A: Address>(path: &Path) -> RouteTable<A>
@@ -70,4 +61,9 @@ pub fn matched_trace<A: Address>(
             p.addr().or(host)
         })
         .collect()
+}
+
+/// `../shared/data`, or `None` (after saying so) when it is absent.
+pub fn shared_data() -> Option<PathBuf> {
+    ipfib_testdata::shared_data()
 }

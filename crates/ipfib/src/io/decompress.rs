@@ -196,25 +196,14 @@ mod tests {
         assert!(res.is_err());
     }
 
-    fn shared_data() -> Option<PathBuf> {
-        let dir = match std::env::var_os("IPFIB_SHARED_DATA") {
-            Some(d) => PathBuf::from(d),
-            None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
-        };
-        if dir.is_dir() {
-            Some(dir)
-        } else {
-            eprintln!("skipping: ../shared/data not found");
-            None
-        }
-    }
-
     /// Real compressed MRT files: the decompressed stream must frame into whole MRT records
     /// (12-byte header with a length) right up to its end, and the first record's time must be
     /// the one the file is named after. A short or garbled stream cannot pass both.
     #[test]
     fn real_gzip_and_bzip2_mrt_files_decompress_whole() {
-        let Some(data) = shared_data() else { return };
+        let Some(data) = ipfib_testdata::shared_data() else {
+            return;
+        };
         let files = [
             // (file, unix time of the name's date, records start within this many seconds)
             (

@@ -5,29 +5,9 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-/// The shared data directory, or `None` (after saying so on stderr) when it is absent.
-pub fn data_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("IPFIB_SHARED_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: ../shared/data not found");
-        None
-    }
-}
-
 /// A file of the shared data set, or `None` (after saying so) when it is absent.
 pub fn data_file(rel: &str) -> Option<PathBuf> {
-    let path = data_dir()?.join(rel);
-    if path.is_file() {
-        Some(path)
-    } else {
-        eprintln!("skipping: {} not found", path.display());
-        None
-    }
+    ipfib_testdata::shared_file(rel)
 }
 
 /// The lines of a gzip-compressed text file.

@@ -6,7 +6,7 @@
 use std::arch::x86_64::{
     __m256i, _mm256_castsi256_ps, _mm256_cmpgt_epi16, _mm256_cmpgt_epi32, _mm256_load_si256,
     _mm256_movemask_epi8, _mm256_movemask_ps, _mm256_set1_epi16, _mm256_set1_epi32,
-    _mm256_xor_si256, _mm_prefetch, _MM_HINT_T0,
+    _mm256_xor_si256,
 };
 
 use super::Search;
@@ -56,22 +56,14 @@ impl Search for Avx2 {
 
     #[inline(always)]
     fn at<T>(self, slice: &[T], i: usize) -> &T {
-        debug_assert!(
-            i < slice.len(),
-            "walk index {i} out of bounds {}",
-            slice.len()
-        );
-        // SAFETY: the walk only forms indices that the builder's invariants keep in bounds:
-        // chunk < 2^16 = direct.len(); every direct entry and every link names a node of the
-        // array the next step reads, and a rank never exceeds the node's real keys, so
-        // `link + rank` is one of its children. Debug builds (and the test profile) check it.
-        unsafe { slice.get_unchecked(i) }
+        // SAFETY: the walk's indices are in bounds by the builder's invariants (see
+        // `shared::at`).
+        unsafe { super::shared::at(slice, i) }
     }
 
     #[inline(always)]
     fn prefetch<T>(self, r: &T) {
-        // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast()) }
+        super::shared::prefetch(r)
     }
 
     #[inline(always)]

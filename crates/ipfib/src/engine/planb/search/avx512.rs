@@ -3,7 +3,7 @@
 
 use std::arch::x86_64::{
     __m512i, _mm512_load_si512, _mm512_mask_cmplt_epu16_mask, _mm512_mask_cmplt_epu32_mask,
-    _mm512_set1_epi16, _mm512_set1_epi32, _mm_prefetch, _MM_HINT_T0,
+    _mm512_set1_epi16, _mm512_set1_epi32,
 };
 
 use super::Search;
@@ -47,22 +47,14 @@ impl Search for Avx512 {
 
     #[inline(always)]
     fn at<T>(self, slice: &[T], i: usize) -> &T {
-        debug_assert!(
-            i < slice.len(),
-            "walk index {i} out of bounds {}",
-            slice.len()
-        );
-        // SAFETY: the walk only forms indices that the builder's invariants keep in bounds:
-        // chunk < 2^16 = direct.len(); every direct entry and every link names a node of the
-        // array the next step reads, and a rank never exceeds the node's real keys, so
-        // `link + rank` is one of its children. Debug builds (and the test profile) check it.
-        unsafe { slice.get_unchecked(i) }
+        // SAFETY: the walk's indices are in bounds by the builder's invariants (see
+        // `shared::at`).
+        unsafe { super::shared::at(slice, i) }
     }
 
     #[inline(always)]
     fn prefetch<T>(self, r: &T) {
-        // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast()) }
+        super::shared::prefetch(r)
     }
 
     #[inline(always)]

@@ -40,6 +40,38 @@ pub trait Search: Copy {
     fn prefetch<T>(self, r: &T);
 }
 
+/// The index check and prefetch the SIMD backends share (the portable backend keeps the check
+/// and does not prefetch, so it stays safe code).
+#[cfg(target_arch = "x86_64")]
+mod shared {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+
+    /// `&slice[i]`, checked in debug builds (and the test profile) only.
+    ///
+    /// # Safety
+    /// `i < slice.len()`. The walk only forms such indices, by the builder's invariants:
+    /// chunk < 2^16 = direct.len(); every direct entry and every link names a node of the
+    /// array the next step reads, and a rank never exceeds the node's real keys, so
+    /// `link + rank` is one of its children.
+    #[inline(always)]
+    pub unsafe fn at<T>(slice: &[T], i: usize) -> &T {
+        debug_assert!(
+            i < slice.len(),
+            "walk index {i} out of bounds {}",
+            slice.len()
+        );
+        // SAFETY: the caller guarantees `i < slice.len()`.
+        unsafe { slice.get_unchecked(i) }
+    }
+
+    /// Asks for the cache line of `r`.
+    #[inline(always)]
+    pub fn prefetch<T>(r: &T) {
+        // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast()) }
+    }
+}
+
 /// A node-search implementation, chosen at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backend {
