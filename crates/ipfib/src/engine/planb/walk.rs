@@ -4,10 +4,12 @@
 //! `node = link + rank` → a leaf search whose rank picks the answer in the same line. The
 //! batched walk runs `LANES` independent lookups level by level, so the cache misses of
 //! different lanes overlap instead of queueing behind each other (PlanB §3.4), and every lane
-//! does the same steps (no per-lane branches except the rare fallback cell). It is also
-//! software-pipelined by one group: a group's leaves are prefetched when its descent ends and
-//! searched only after the next group's descent, so the leaf misses (the lines a lookup rarely
-//! finds in L1) overlap a whole group's work.
+//! does the same steps (no per-lane branches except the rare fallback cell). Groups are also
+//! software-pipelined: in each round one group enters, every group in flight takes one step,
+//! and the oldest searches its leaf; each step prefetches the line the group needs next, so
+//! that line has a whole round of other groups' work to arrive. The deep levels (the last
+//! inner level and the leaves) are where lookups miss L1, and the prefetch distance of a round
+//! hides most of those misses.
 
 use super::layout::{chunk_of, Family, Key};
 use super::search::Search;
@@ -50,11 +52,11 @@ pub fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<NextHop>
     finish(t, s, node, x, addr)
 }
 
-/// The state of one group of `LANES` lookups between its descent and its leaf search.
+/// The walk state of one group of `LANES` lookups as it moves through the pipeline.
 struct Group<K> {
     /// Each lane's key bits.
     x: [K; LANES],
-    /// Each lane's node: its entry node, then after the descent its leaf.
+    /// Each lane's current node: its entry node, inner nodes, then its leaf.
     node: [u32; LANES],
 }
 
@@ -67,47 +69,57 @@ impl<K: Key> Group<K> {
     }
 }
 
-/// The inner steps of `LANES` interleaved lookups through trees of `DEPTH` steps (a constant,
-/// so the level loop unrolls), leaving each lane's leaf index in `g` and its line on its way
-/// into the cache.
+/// Groups a pipelined batch keeps in flight at most: one per step of the deepest walk the
+/// batched path takes (depth 6) and one entering.
+const IN_FLIGHT: usize = 8;
+
+/// Pipeline stage 0: each lane's key bits and entry node.
 #[inline(always)]
-fn descend<A: Family, S: Search, const DEPTH: usize>(
-    t: &PlanB<A>,
-    s: S,
-    addrs: &[A; LANES],
-    g: &mut Group<A::Key>,
-) {
-    for (i, addr) in addrs.iter().enumerate() {
+fn enter<A: Family, S: Search>(t: &PlanB<A>, s: S, addrs: &[A], g: &mut Group<A::Key>) {
+    for (i, addr) in addrs.iter().take(LANES).enumerate() {
         let coarse = addr.coarse();
         g.x[i] = A::Key::from_coarse(coarse);
         g.node[i] = *s.at(&t.direct, chunk_of::<A>(coarse));
     }
-    for level in 1..DEPTH {
-        for i in 0..LANES {
-            g.node[i] = step(t, s, g.node[i], g.x[i]);
-            if level + 1 == DEPTH {
-                s.prefetch(s.at(&t.leaves, g.node[i] as usize));
-            }
+}
+
+/// Pipeline stage `level` (`1..DEPTH`): one inner step for every lane, then a prefetch of the
+/// line the next stage reads (an inner node, or after the last inner level the leaf).
+#[inline(always)]
+fn advance<A: Family, S: Search, const DEPTH: usize>(
+    t: &PlanB<A>,
+    s: S,
+    level: usize,
+    g: &mut Group<A::Key>,
+) {
+    for i in 0..LANES {
+        g.node[i] = step(t, s, g.node[i], g.x[i]);
+        if level + 1 == DEPTH {
+            s.prefetch(s.at(&t.leaves, g.node[i] as usize));
+        } else {
+            s.prefetch(s.at(&t.inner, g.node[i] as usize));
         }
     }
 }
 
-/// The leaf searches of a descended group.
+/// Pipeline stage `DEPTH`: the leaf searches.
 #[inline(always)]
 fn finish_group<A: Family, S: Search>(
     t: &PlanB<A>,
     s: S,
     g: &Group<A::Key>,
-    addrs: &[A; LANES],
-    out: &mut [Option<NextHop>; LANES],
+    addrs: &[A],
+    out: &mut [Option<NextHop>],
 ) {
-    for i in 0..LANES {
-        out[i] = finish(t, s, g.node[i], g.x[i], addrs[i]);
+    for ((o, addr), (&node, &x)) in out.iter_mut().zip(addrs).zip(g.node.iter().zip(&g.x)) {
+        *o = finish(t, s, node, x, *addr);
     }
 }
 
-/// A batch of any length for trees of `DEPTH` steps: full groups of `LANES`, each group's leaf
-/// searches after the next group's descent, then single lookups for the rest.
+/// A batch of any length for trees of `DEPTH` steps (a constant, so the level loops unroll):
+/// full groups of `LANES` through the pipeline, then single lookups for the rest. In round
+/// `r`, group `r` enters, group `r - level` takes inner step `level`, and group `r - DEPTH`
+/// searches its leaves.
 #[inline(always)]
 fn batch_of_depth<A: Family, S: Search, const DEPTH: usize>(
     t: &PlanB<A>,
@@ -115,26 +127,26 @@ fn batch_of_depth<A: Family, S: Search, const DEPTH: usize>(
     addrs: &[A],
     out: &mut [Option<NextHop>],
 ) {
-    let mut groups = addrs.chunks_exact(LANES);
-    let mut outs = out.chunks_exact_mut(LANES);
-    let mut states = [Group::new(), Group::new()];
-    let mut pending: Option<(&[A; LANES], &mut [Option<NextHop>; LANES])> = None;
-    for (k, (a, o)) in (&mut groups).zip(&mut outs).enumerate() {
-        let a: &[A; LANES] = a.try_into().expect("chunks_exact yields LANES");
-        let o: &mut [Option<NextHop>; LANES] = o.try_into().expect("chunks_exact yields LANES");
-        let [even, odd] = &mut states;
-        let (current, previous) = if k % 2 == 0 { (even, odd) } else { (odd, even) };
-        descend::<A, S, DEPTH>(t, s, a, current);
-        if let Some((pa, po)) = pending.take() {
-            finish_group(t, s, previous, pa, po);
+    const { assert!(DEPTH < IN_FLIGHT, "one pipeline slot per stage") };
+    let groups = addrs.len() / LANES;
+    let lanes = |g: usize| g * LANES..(g + 1) * LANES;
+    let mut states: [Group<A::Key>; IN_FLIGHT] = std::array::from_fn(|_| Group::new());
+    for round in 0..groups + DEPTH {
+        if round < groups {
+            enter(t, s, &addrs[lanes(round)], &mut states[round % IN_FLIGHT]);
         }
-        pending = Some((a, o));
+        for level in 1..DEPTH {
+            if let Some(g) = round.checked_sub(level).filter(|&g| g < groups) {
+                advance::<A, S, DEPTH>(t, s, level, &mut states[g % IN_FLIGHT]);
+            }
+        }
+        if let Some(g) = round.checked_sub(DEPTH) {
+            let state = &states[g % IN_FLIGHT];
+            finish_group(t, s, state, &addrs[lanes(g)], &mut out[lanes(g)]);
+        }
     }
-    if let Some((pa, po)) = pending {
-        let last = (addrs.len() / LANES - 1) % 2;
-        finish_group(t, s, &states[last], pa, po);
-    }
-    for (a, o) in groups.remainder().iter().zip(outs.into_remainder()) {
+    let rest = groups * LANES;
+    for (a, o) in addrs[rest..].iter().zip(&mut out[rest..]) {
         *o = one(t, s, *a);
     }
 }
