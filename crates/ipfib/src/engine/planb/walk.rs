@@ -16,9 +16,9 @@ use super::search::Search;
 use super::PlanB;
 use crate::table::NextHop;
 
-/// Lanes interleaved by the batched walk (chosen by measurement, see BENCHMARKS.md: 8, 16 and
-/// 32 are within a few percent of each other once the leaves are prefetched; 64 is slower).
-pub const LANES: usize = 16;
+/// Lookups per group of the batched walk (chosen by measurement, see BENCHMARKS.md: with the
+/// per-level pipeline, 32 beat 16 by 14 % on IPv4 tables and by 1–5 % on IPv6 ones).
+pub const LANES: usize = 32;
 
 /// One inner step: the node's link plus the rank of `x` in it.
 #[inline(always)]
