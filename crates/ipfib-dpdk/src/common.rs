@@ -3,6 +3,8 @@
 
 use std::ffi::c_int;
 
+use ipfib::{LookupError, NextHop};
+
 use crate::eal::{self, EalInfo};
 use crate::error::DpdkError;
 
@@ -10,6 +12,32 @@ use crate::error::DpdkError;
 /// "a compile-time constant, divisible by 8"; 64 keeps the stack buffers small (1.5 KiB for
 /// IPv6) while amortising the call.
 pub(crate) const CHUNK: usize = 64;
+
+/// A batch through a DPDK bulk lookup, [`CHUNK`] addresses per call: each address is encoded
+/// into the C input array, `bulk` fills the C output array for that many inputs, and `decode`
+/// turns each output into an answer. The length check is the [`ipfib::Lpm`] contract's.
+pub(crate) fn chunked_batch<A: Copy, I: Copy + Default, R: Copy + Default>(
+    addrs: &[A],
+    out: &mut [Option<NextHop>],
+    encode: impl Fn(A) -> I,
+    mut bulk: impl FnMut(&mut [I], &mut [R]),
+    decode: impl Fn(R) -> Option<NextHop>,
+) -> Result<(), LookupError> {
+    ipfib::engine::check_batch(addrs.len(), out.len())?;
+    let mut inputs = [I::default(); CHUNK];
+    let mut results = [R::default(); CHUNK];
+    for (a, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+        let n = a.len();
+        for (input, &addr) in inputs.iter_mut().zip(a) {
+            *input = encode(addr);
+        }
+        bulk(&mut inputs[..n], &mut results[..n]);
+        for (o, &r) in o.iter_mut().zip(&results[..n]) {
+            *o = decode(r);
+        }
+    }
+    Ok(())
+}
 
 /// The capacities one build attempt uses.
 #[derive(Clone, Copy, Debug)]

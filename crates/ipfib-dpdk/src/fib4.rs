@@ -10,7 +10,7 @@ use std::ptr::NonNull;
 
 use ipfib::{LookupError, Lpm, NextHop, RouteTable};
 
-use crate::common::{self, Capacity, CHUNK};
+use crate::common::{self, Capacity};
 use crate::error::DpdkError;
 use crate::ffi;
 use crate::sizing::{self, estimate};
@@ -162,18 +162,7 @@ impl Lpm<u32> for DpdkFib {
     }
 
     fn lookup_batch(&self, addrs: &[u32], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
-        ipfib::engine::check_batch(addrs.len(), out.len())?;
-        let mut ips = [0u32; CHUNK];
-        let mut nhs = [0u64; CHUNK];
-        for (a, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            let n = a.len();
-            ips[..n].copy_from_slice(a);
-            self.bulk(&mut ips[..n], &mut nhs[..n]);
-            for (o, &nh) in o.iter_mut().zip(&nhs[..n]) {
-                *o = decode(nh);
-            }
-        }
-        Ok(())
+        common::chunked_batch(addrs, out, |a| a, |i, r| self.bulk(i, r), decode)
     }
 
     fn memory_bytes(&self) -> usize {

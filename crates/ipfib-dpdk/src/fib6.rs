@@ -11,7 +11,7 @@ use std::ptr::NonNull;
 
 use ipfib::{LookupError, Lpm, NextHop, RouteTable};
 
-use crate::common::{self, Capacity, CHUNK};
+use crate::common::{self, Capacity};
 use crate::error::DpdkError;
 use crate::ffi;
 use crate::sizing::{self, estimate};
@@ -160,20 +160,13 @@ impl Lpm<u128> for DpdkFib6 {
     }
 
     fn lookup_batch(&self, addrs: &[u128], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
-        ipfib::engine::check_batch(addrs.len(), out.len())?;
-        let mut ips = [[0u8; 16]; CHUNK];
-        let mut nhs = [0u64; CHUNK];
-        for (a, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            let n = a.len();
-            for (ip, &addr) in ips.iter_mut().zip(a) {
-                *ip = addr.to_be_bytes();
-            }
-            self.bulk(&mut ips[..n], &mut nhs[..n]);
-            for (o, &nh) in o.iter_mut().zip(&nhs[..n]) {
-                *o = decode(nh);
-            }
-        }
-        Ok(())
+        common::chunked_batch(
+            addrs,
+            out,
+            u128::to_be_bytes,
+            |i, r| self.bulk(i, r),
+            decode,
+        )
     }
 
     fn memory_bytes(&self) -> usize {

@@ -11,7 +11,7 @@ use std::ptr::NonNull;
 
 use ipfib::{LookupError, Lpm, NextHop, RouteTable};
 
-use crate::common::{self, Capacity, CHUNK};
+use crate::common::{self, Capacity};
 use crate::error::DpdkError;
 use crate::ffi;
 use crate::sizing::{self, estimate};
@@ -128,26 +128,26 @@ impl Lpm<u32> for DpdkLpm {
     }
 
     fn lookup_batch(&self, addrs: &[u32], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
-        ipfib::engine::check_batch(addrs.len(), out.len())?;
-        let mut nhs = [0u32; CHUNK];
-        for (a, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            let n = a.len();
-            // SAFETY: `lpm` is live for `&self`; `a` and `nhs[..n]` hold `n` elements each;
-            // the lookup only reads `a` and writes `nhs`.
-            unsafe {
-                ffi::ipfib_lpm4_lookup_bulk(
-                    self.lpm.as_ptr(),
-                    a.as_ptr(),
-                    nhs.as_mut_ptr(),
-                    n as c_uint,
-                )
-            };
-            for (o, &nh) in o.iter_mut().zip(&nhs[..n]) {
-                // The entry also carries DPDK's depth and group bits above the 24-bit hop.
-                *o = (nh & self.hit_flag != 0).then_some(nh & NEXT_HOP_MASK);
-            }
-        }
-        Ok(())
+        common::chunked_batch(
+            addrs,
+            out,
+            |a| a,
+            |ips: &mut [u32], nhs: &mut [u32]| {
+                debug_assert_eq!(ips.len(), nhs.len());
+                // SAFETY: `lpm` is live for `&self`; `ips` and `nhs` hold `len` elements each;
+                // the lookup only reads `ips` and writes `nhs`.
+                unsafe {
+                    ffi::ipfib_lpm4_lookup_bulk(
+                        self.lpm.as_ptr(),
+                        ips.as_ptr(),
+                        nhs.as_mut_ptr(),
+                        ips.len() as c_uint,
+                    )
+                };
+            },
+            // The entry also carries DPDK's depth and group bits above the 24-bit hop.
+            |nh| (nh & self.hit_flag != 0).then_some(nh & NEXT_HOP_MASK),
+        )
     }
 
     fn memory_bytes(&self) -> usize {

@@ -12,7 +12,7 @@ use std::ptr::NonNull;
 
 use ipfib::{LookupError, Lpm, NextHop, Prefix, RouteTable};
 
-use crate::common::{self, Capacity, CHUNK};
+use crate::common::{self, Capacity};
 use crate::error::DpdkError;
 use crate::ffi;
 use crate::sizing::{self, estimate};
@@ -122,30 +122,26 @@ impl Lpm<u128> for DpdkLpm6 {
     }
 
     fn lookup_batch(&self, addrs: &[u128], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
-        ipfib::engine::check_batch(addrs.len(), out.len())?;
-        let mut ips = [[0u8; 16]; CHUNK];
-        let mut nhs = [0i32; CHUNK];
-        for (a, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            let n = a.len();
-            for (ip, &addr) in ips.iter_mut().zip(a) {
-                *ip = addr.to_be_bytes();
-            }
-            // SAFETY: `lpm` is live for `&self`; `ips[..n]` and `nhs[..n]` hold `n` elements
-            // each; the lookup only reads `ips` and writes `nhs`.
-            unsafe {
-                ffi::ipfib_lpm6_lookup_bulk(
-                    self.lpm.as_ptr(),
-                    ips.as_mut_ptr(),
-                    nhs.as_mut_ptr(),
-                    n as c_uint,
-                )
-            };
-            for (o, &nh) in o.iter_mut().zip(&nhs[..n]) {
-                // Next hops are below 2^21, so -1 is only ever DPDK's miss value.
-                *o = u32::try_from(nh).ok();
-            }
-        }
-        Ok(())
+        common::chunked_batch(
+            addrs,
+            out,
+            u128::to_be_bytes,
+            |ips: &mut [[u8; 16]], nhs: &mut [i32]| {
+                debug_assert_eq!(ips.len(), nhs.len());
+                // SAFETY: `lpm` is live for `&self`; `ips` and `nhs` hold `len` elements each;
+                // the lookup only reads `ips` and writes `nhs`.
+                unsafe {
+                    ffi::ipfib_lpm6_lookup_bulk(
+                        self.lpm.as_ptr(),
+                        ips.as_mut_ptr(),
+                        nhs.as_mut_ptr(),
+                        ips.len() as c_uint,
+                    )
+                };
+            },
+            // Next hops are below 2^21, so -1 is only ever DPDK's miss value.
+            |nh| u32::try_from(nh).ok(),
+        )
     }
 
     fn memory_bytes(&self) -> usize {
