@@ -1,12 +1,12 @@
 //! Typed errors for everything that can go wrong with user input.
 //!
-//! The public API never panics on bad prefixes, files or addresses: each failure is one of these
-//! variants and, where it comes from a file, names the file and the line.
-
-use std::path::PathBuf;
+//! The public API never panics on bad prefixes, bad addresses or unbuildable tables: each
+//! failure is one of these. Every enum is `#[non_exhaustive]`, so new failure kinds can be added
+//! without breaking callers that match on them.
 
 /// Why a prefix was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PrefixError {
     /// The address has bits set beyond the prefix length (`10.0.0.1/8`). Masking silently would
     /// hide a typo in a routing table, so it is an error.
@@ -32,10 +32,12 @@ pub enum PrefixError {
     Syntax(String),
 }
 
-/// Errors from building or querying a lookup structure.
+/// Errors from querying a built engine.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LookupError {
-    /// A batch lookup was given an output slice of a different length than its input.
+    /// A batch lookup was given an output slice of a different length than its input. Nothing
+    /// was written.
     #[error("batch lookup: {addrs} addresses but room for {out} results")]
     BatchLength {
         /// Number of addresses.
@@ -43,7 +45,29 @@ pub enum LookupError {
         /// Number of result slots.
         out: usize,
     },
-    /// The requested engine cannot represent this table.
+}
+
+/// Errors from building an engine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// No engine of this name is registered.
+    #[error("unknown engine {name:?} (known: {known})")]
+    UnknownEngine {
+        /// The name asked for.
+        name: String,
+        /// The registered names, comma-separated.
+        known: String,
+    },
+    /// The engine does not support this address family, and the table has routes of it.
+    #[error("engine {engine} does not support {family} routes")]
+    UnsupportedFamily {
+        /// Engine name.
+        engine: &'static str,
+        /// `"IPv4"` or `"IPv6"`.
+        family: &'static str,
+    },
+    /// The engine cannot represent this table (too many next hops for an encoding, say).
     #[error("engine {engine}: {reason}")]
     Unsupported {
         /// Engine name.
@@ -51,37 +75,22 @@ pub enum LookupError {
         /// What the engine cannot do.
         reason: String,
     },
+    /// The SIMD backend asked for cannot run on this CPU.
+    #[error("the {backend} backend is not supported by this CPU")]
+    BackendUnavailable {
+        /// The backend's name.
+        backend: &'static str,
+    },
 }
 
-/// Errors from reading a FIB (text or MRT) or a list of addresses.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// The file could not be opened or read.
-    #[error("{}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The underlying error.
-        source: std::io::Error,
-    },
-    /// A line of a text file is malformed. Nothing of the file is used.
-    #[error("{path}:{line}: {reason}")]
-    Line {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line number.
-        line: u64,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// A binary (MRT) file is malformed at a byte offset.
-    #[error("{path}: at byte offset {offset}: {reason}")]
-    Record {
-        /// The file.
-        path: PathBuf,
-        /// Offset of the bad record in the uncompressed stream.
-        offset: u64,
-        /// What is wrong with it.
-        reason: String,
-    },
+/// A structural invariant of an engine that does not hold: what [`crate::engine::Lookup::validate`]
+/// reports for data that did not come from the engine's own builder (a damaged or hostile
+/// saved table, say).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {engine} structure: {reason}")]
+pub struct InvalidStructure {
+    /// Engine name.
+    pub engine: &'static str,
+    /// Which invariant fails, and where.
+    pub reason: String,
 }

@@ -10,7 +10,7 @@
 //! where a longer one ends, and nested prefixes may share a start.
 
 use crate::addr::Address;
-use crate::table::{NextHop, RouteTable};
+use crate::route_table::{NextHop, RouteTable};
 
 /// The elementary intervals of a route table: `starts[i]..starts[i + 1]` (the last one up to
 /// the top of the space) has result `values[i]`. `starts[0]` is always zero and no two

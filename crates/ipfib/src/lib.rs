@@ -1,39 +1,52 @@
 //! # ipfib — exact, fast longest-prefix match for IPv4 and IPv6
 //!
-//! Build a [`RouteTable`] (the authoritative set of routes), then build an engine from it and
-//! query it. The PlanB engine turns prefixes into elementary intervals ([`interval`]) and
-//! searches them in a pointer-free, cache-line-sized B+-tree with SIMD node search chosen at
-//! run time; [`engine::reference`] is the trivially correct model it is tested against.
+//! Put routes in a [`Table`] (both families, `ipnet` prefixes), build a [`Fib`] from it with
+//! an engine chosen by name, and look addresses up, one at a time or in batches:
 //!
 //! ```
-//! use ipfib::{Lpm, PlanB, Prefix, RouteTable};
+//! use ipfib::{Fib, Table};
 //!
-//! let mut table = RouteTable::<u128>::new();
-//! table.insert_net("2001:db8::/32".parse().unwrap(), 1).unwrap();
-//! table.insert_net("2001:db8:1::/48".parse().unwrap(), 2).unwrap();
-//! let fib = PlanB::build(&table);
-//! let addr = |s: &str| u128::from(s.parse::<std::net::Ipv6Addr>().unwrap());
-//! assert_eq!(fib.lookup(addr("2001:db8:1::1")), Some(2));
-//! assert_eq!(fib.lookup(addr("2001:db8:2::1")), Some(1));
-//! assert_eq!(fib.lookup(addr("2001:db9::")), None);
+//! let mut table = Table::new();
+//! table.insert("2001:db8::/32".parse().unwrap(), 1).unwrap();
+//! table.insert("2001:db8:1::/48".parse().unwrap(), 2).unwrap();
+//! table.insert("192.0.2.0/24".parse().unwrap(), 3).unwrap();
+//! let fib = Fib::build(&table, "planb").unwrap();
+//! assert_eq!(fib.lookup("2001:db8:1::1".parse().unwrap()), Some(2));
+//! assert_eq!(fib.lookup("2001:db8:2::1".parse().unwrap()), Some(1));
+//! assert_eq!(fib.lookup("192.0.2.77".parse().unwrap()), Some(3));
+//! assert_eq!(fib.lookup("2001:db9::".parse().unwrap()), None);
 //! ```
+//!
+//! Under the dual-stack types: [`Address`] (a family as an integer, `u32` or `u128`),
+//! [`Prefix`] and [`RouteTable`] (one family), [`Intervals`] (prefixes as elementary
+//! intervals, PlanB's first step) and the [`engine`] traits and registry. The main engine,
+//! PlanB, searches elementary intervals in pointer-free cache-line B+-trees with SIMD node
+//! search chosen at run time; [`engine::reference`] is the trivially correct model every
+//! engine is tested against.
+//!
+//! This crate does no I/O: reading tables from files (text, MRT) is `ipfib-io`, synthetic
+//! tables are `ipfib-gen`, and the `ipfib` command line sits on top.
 
 #![warn(missing_docs)]
 
 pub mod addr;
 pub mod engine;
 pub mod error;
-pub mod gen;
+mod fib;
 pub mod interval;
-pub mod io;
 pub mod prefix;
+pub mod route_table;
 pub mod table;
 
+// Until the I/O and generator crates are split out.
+pub mod gen;
+pub mod io;
+
 pub use addr::Address;
-pub use engine::planb::PlanB;
-pub use engine::reference::Reference;
-pub use engine::{EngineKind, Lpm};
-pub use error::{LoadError, LookupError, PrefixError};
+pub use engine::{Backend, Build, BuildOptions, Lookup};
+pub use error::{BuildError, InvalidStructure, LookupError, PrefixError};
+pub use fib::Fib;
 pub use interval::Intervals;
 pub use prefix::Prefix;
-pub use table::{Fib, NextHop, RouteTable};
+pub use route_table::{NextHop, RouteTable};
+pub use table::Table;

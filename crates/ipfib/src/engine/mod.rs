@@ -1,31 +1,62 @@
-//! Lookup engines: read-only structures built from a [`RouteTable`] that answer
-//! longest-prefix-match queries.
+//! Engines: read-only structures built from a [`RouteTable`] that answer longest-prefix-match
+//! queries, behind two traits and a registry.
 //!
-//! Every engine implements [`Lpm`], so the CLI, the benchmarks and the tests treat them alike.
-//! [`reference`] is the obviously-correct model every other engine is tested against.
+//! * [`Build`] makes an engine from one family's routes ([`BuildOptions`] picks a SIMD
+//!   [`Backend`] where the engine has several).
+//! * [`Lookup`] answers: one address, a batch into `Option`s, or a batch into a plain `u32`
+//!   array with a chosen "no route" value (the layout C, DPDK and NumPy callers use).
+//! * The [`registry`] names every engine, so the CLI, the benchmarks and the conformance tests
+//!   enumerate engines instead of listing them: adding an engine is one module and one
+//!   registry line.
+//!
+//! The family bound everywhere is [`Address`] (`u32` = IPv4, `u128` = IPv6). An engine that
+//! supports one family only registers [`Absent`] for the other, which builds an empty table and
+//! refuses routes with [`BuildError::UnsupportedFamily`].
+//!
+//! ```
+//! use ipfib::engine::{self, BuildOptions, Lookup};
+//! use ipfib::{Prefix, RouteTable};
+//!
+//! let mut routes = RouteTable::<u128>::new();
+//! routes.insert(Prefix::new(0x2001_0db8 << 96, 32).unwrap(), 7);
+//! let planb = engine::by_name("planb").unwrap();
+//! let fib = planb.build::<u128>(&routes, &BuildOptions::default()).unwrap();
+//! assert_eq!(fib.lookup(0x2001_0db8_0000_0000_0000_0000_0000_0001), Some(7));
+//! let mut out = [0u32; 2];
+//! fib.lookup_batch_raw(&[0x2001_0db8 << 96, 1], &mut out, u32::MAX).unwrap();
+//! assert_eq!(out, [7, u32::MAX]);
+//! ```
 
+mod absent;
+mod backend;
 pub mod planb;
 pub mod reference;
+mod registry;
 
 use std::fmt;
-use std::str::FromStr;
+
+pub use absent::Absent;
+pub use backend::Backend;
+pub use registry::{by_name, engines, Builder, EngineInfo};
 
 use crate::addr::Address;
-use crate::error::LookupError;
-use crate::table::{NextHop, RouteTable};
+use crate::error::{BuildError, InvalidStructure, LookupError};
+use crate::route_table::{NextHop, RouteTable};
 
-/// A longest-prefix-match structure for one address family.
-pub trait Lpm<A: Address>: Send + Sync {
-    /// The engine's name, as accepted by `--engine`.
+/// A longest-prefix-match structure for one address family: the lookup side of an engine.
+///
+/// Only [`Lookup::lookup`] and [`Lookup::memory_bytes`] are required; the batch methods have
+/// loop defaults that fast engines replace with interleaved searches.
+pub trait Lookup<A: Address>: Send + Sync {
+    /// The engine's registered name (`"planb"`, ...).
     fn name(&self) -> &'static str;
 
     /// The next hop of the longest prefix containing `addr`, or `None` when no prefix does.
     fn lookup(&self, addr: A) -> Option<NextHop>;
 
-    /// Looks up every address of `addrs` into the same position of `out`; fast engines
-    /// interleave many independent searches here. `out[i]` is `None` when no route matches
-    /// `addrs[i]`. The slices must have equal lengths, otherwise nothing is written and an error
-    /// is returned.
+    /// Looks up every address of `addrs` into the same position of `out`; `out[i]` is `None`
+    /// when no route matches `addrs[i]`. The slices must have equal lengths, otherwise nothing
+    /// is written and an error is returned.
     fn lookup_batch(&self, addrs: &[A], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
         check_batch(addrs.len(), out.len())?;
         for (a, o) in addrs.iter().zip(out.iter_mut()) {
@@ -34,8 +65,139 @@ pub trait Lpm<A: Address>: Send + Sync {
         Ok(())
     }
 
+    /// [`Lookup::lookup_batch`] into plain next hops: `out[i]` is the next hop, or `miss` when
+    /// no route matches (so a route whose next hop equals `miss` cannot be told from no route:
+    /// pick a `miss` the table does not use).
+    fn lookup_batch_raw(
+        &self,
+        addrs: &[A],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        check_batch(addrs.len(), out.len())?;
+        for (a, o) in addrs.iter().zip(out.iter_mut()) {
+            *o = self.lookup(*a).unwrap_or(miss);
+        }
+        Ok(())
+    }
+
     /// Bytes of memory the lookup structure occupies (not counting the route table).
     fn memory_bytes(&self) -> usize;
+
+    /// The engine's shape for `ipfib stats`: levels, node counts, bytes by part, ...
+    fn describe(&self) -> Vec<Detail> {
+        Vec::new()
+    }
+
+    /// Checks every structural invariant the engine's lookups rely on (for engines with
+    /// unchecked accesses, everything that keeps them in bounds). A structure from the
+    /// engine's own builder always passes; data read from outside is validated before use.
+    fn validate(&self) -> Result<(), InvalidStructure> {
+        Ok(())
+    }
+}
+
+/// The build side of an engine: how it is made from one family's routes.
+pub trait Build<A: Address>: Lookup<A> + Sized + 'static {
+    /// Builds the engine. An engine that cannot represent the table (a family it does not
+    /// support, more next hops than its encoding holds) returns a typed error, never a
+    /// structure that answers wrongly.
+    fn build(table: &RouteTable<A>, options: &BuildOptions) -> Result<Self, BuildError>;
+}
+
+/// How to build an engine.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BuildOptions {
+    /// The SIMD backend, for engines that have several; `None` picks the fastest this CPU
+    /// runs. Asking for one the CPU lacks is [`BuildError::BackendUnavailable`].
+    pub backend: Option<Backend>,
+}
+
+impl BuildOptions {
+    /// Options that force a SIMD backend.
+    pub fn with_backend(backend: Backend) -> Self {
+        BuildOptions {
+            backend: Some(backend),
+        }
+    }
+
+    /// The backend to use: the one asked for, if this CPU runs it, else the fastest.
+    pub fn resolve_backend(&self) -> Result<Backend, BuildError> {
+        match self.backend {
+            None => Ok(Backend::detect()),
+            Some(b) if b.is_available() => Ok(b),
+            Some(b) => Err(BuildError::BackendUnavailable { backend: b.name() }),
+        }
+    }
+}
+
+/// One figure of an engine's shape, as [`Lookup::describe`] reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Detail {
+    /// A `snake_case` name, used as the JSON key and (with spaces) as the label.
+    pub name: &'static str,
+    /// The figure.
+    pub value: DetailValue,
+}
+
+impl Detail {
+    /// A count.
+    pub fn count(name: &'static str, n: usize) -> Self {
+        Detail {
+            name,
+            value: DetailValue::Count(n as u64),
+        }
+    }
+
+    /// A byte size.
+    pub fn bytes(name: &'static str, n: usize) -> Self {
+        Detail {
+            name,
+            value: DetailValue::Bytes(n as u64),
+        }
+    }
+
+    /// A word or short phrase.
+    pub fn text(name: &'static str, s: impl Into<String>) -> Self {
+        Detail {
+            name,
+            value: DetailValue::Text(s.into()),
+        }
+    }
+
+    /// A measured ratio or average.
+    pub fn ratio(name: &'static str, x: f64) -> Self {
+        Detail {
+            name,
+            value: DetailValue::Ratio(x),
+        }
+    }
+}
+
+/// The value of a [`Detail`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum DetailValue {
+    /// A count of things.
+    Count(u64),
+    /// A size in bytes.
+    Bytes(u64),
+    /// A word or short phrase.
+    Text(String),
+    /// A ratio or average.
+    Ratio(f64),
+}
+
+impl fmt::Display for DetailValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DetailValue::Count(n) => write!(f, "{n}"),
+            DetailValue::Bytes(n) => write!(f, "{n} ({:.2} MiB)", *n as f64 / 1048576.0),
+            DetailValue::Text(s) => f.write_str(s),
+            DetailValue::Ratio(x) => write!(f, "{x:.3}"),
+        }
+    }
 }
 
 /// The length check every batch lookup starts with.
@@ -44,65 +206,5 @@ pub fn check_batch(addrs: usize, out: usize) -> Result<(), LookupError> {
         Ok(())
     } else {
         Err(LookupError::BatchLength { addrs, out })
-    }
-}
-
-/// The engines this crate can build, by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EngineKind {
-    /// PlanB: interval partitioning searched in a linearized SIMD B+-tree.
-    PlanB,
-    /// The reference model: one hash map per prefix length, probed longest first.
-    Reference,
-}
-
-impl EngineKind {
-    /// Every engine, in the order tools list them.
-    pub const ALL: &'static [EngineKind] = &[EngineKind::PlanB, EngineKind::Reference];
-
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::PlanB => "planb",
-            EngineKind::Reference => "reference",
-        }
-    }
-
-    /// Builds this engine for a table of IPv4 routes.
-    pub fn build_v4(self, table: &RouteTable<u32>) -> Box<dyn Lpm<u32>> {
-        match self {
-            EngineKind::PlanB => Box::new(planb::PlanB::build(table)),
-            EngineKind::Reference => Box::new(reference::Reference::build(table)),
-        }
-    }
-
-    /// Builds this engine for a table of IPv6 routes.
-    pub fn build_v6(self, table: &RouteTable<u128>) -> Box<dyn Lpm<u128>> {
-        match self {
-            EngineKind::PlanB => Box::new(planb::PlanB::build(table)),
-            EngineKind::Reference => Box::new(reference::Reference::build(table)),
-        }
-    }
-}
-
-impl fmt::Display for EngineKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// An unknown engine name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown engine {0:?} (known: planb, reference)")]
-pub struct UnknownEngine(pub String);
-
-impl FromStr for EngineKind {
-    type Err = UnknownEngine;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        EngineKind::ALL
-            .iter()
-            .copied()
-            .find(|k| k.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| UnknownEngine(s.to_string()))
     }
 }

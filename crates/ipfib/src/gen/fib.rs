@@ -32,7 +32,7 @@ use super::profile::{Profile, Ratio};
 use super::rng::{Rng, Stream};
 use crate::addr::Address;
 use crate::prefix::Prefix;
-use crate::table::{NextHop, RouteTable};
+use crate::route_table::{NextHop, RouteTable};
 
 /// Random positions tried in a block or parent before scanning it for a free one.
 const TRIES: u32 = 8;

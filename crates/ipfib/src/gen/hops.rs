@@ -9,7 +9,7 @@
 //! ranks starting at 1, like the shared data files' next-hop ids.
 
 use super::rng::Rng;
-use crate::table::NextHop;
+use crate::route_table::NextHop;
 
 /// Offset `q` of the law.
 const OFFSET: f64 = 10.0;

@@ -32,7 +32,7 @@ pub use profile::{Profile, IPV4_TIER1, IPV6_DFZ};
 pub use trace::{trace, try_trace, TraceKind};
 
 use crate::addr::Address;
-use crate::table::RouteTable;
+use crate::route_table::RouteTable;
 
 /// Why a generator request cannot be met.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,7 +1,7 @@
 //! Structural measurements of a table, used to compare generated tables with real ones.
 
 use crate::addr::Address;
-use crate::table::RouteTable;
+use crate::route_table::RouteTable;
 
 /// Number of routes at each nesting depth: index `d` counts the routes covered by exactly `d`
 /// other routes of the table (0 = top-level). Empty for an empty table.

@@ -7,7 +7,7 @@ use super::rng::{Rng, Stream};
 use super::GenError;
 use crate::addr::Address;
 use crate::prefix::Prefix;
-use crate::table::RouteTable;
+use crate::route_table::RouteTable;
 
 /// How trace addresses are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,6 +6,7 @@
 //! an MRT common header (a type RFC 6396 defines, in bytes text never contains) is MRT,
 //! anything else is text.
 
+mod error;
 pub mod decompress;
 pub mod mrt;
 pub mod text;
@@ -13,15 +14,15 @@ pub mod text;
 use std::io::{BufRead, Cursor, Read};
 use std::path::Path;
 
+pub use error::LoadError;
 pub use mrt::{FileFormat, LoadOptions, LoadReport, PeerChoice, ValueKind};
 
-use crate::error::LoadError;
-use crate::table::Fib;
+use crate::table::Table;
 
 /// Loads a FIB file (or standard input for `-`) of any supported format. Nothing half-built is
 /// returned: any error in the file is an error for the whole load. `options` only matter for
 /// MRT input.
-pub fn load_fib(path: &Path, options: &LoadOptions) -> Result<Fib, LoadError> {
+pub fn load_fib(path: &Path, options: &LoadOptions) -> Result<Table, LoadError> {
     load_fib_with_report(path, options).map(|(fib, _)| fib)
 }
 
@@ -30,7 +31,7 @@ pub fn load_fib(path: &Path, options: &LoadOptions) -> Result<Fib, LoadError> {
 pub fn load_fib_with_report(
     path: &Path,
     options: &LoadOptions,
-) -> Result<(Fib, LoadReport), LoadError> {
+) -> Result<(Table, LoadReport), LoadError> {
     let input = decompress::open_maybe_compressed(path)?;
     let (head, input) = peek(input, mrt::HEADER_LEN).map_err(|source| LoadError::Io {
         path: decompress::display_path(path),
@@ -61,7 +62,7 @@ fn load_mrt(
     input: Box<dyn BufRead + Send>,
     path: &Path,
     options: &LoadOptions,
-) -> Result<(Fib, LoadReport), LoadError> {
+) -> Result<(Table, LoadReport), LoadError> {
     mrt::load_from(input, &decompress::display_path(path), options)
 }
 
@@ -70,7 +71,7 @@ fn load_mrt(
     _input: Box<dyn BufRead + Send>,
     path: &Path,
     _options: &LoadOptions,
-) -> Result<(Fib, LoadReport), LoadError> {
+) -> Result<(Table, LoadReport), LoadError> {
     Err(LoadError::Record {
         path: decompress::display_path(path),
         offset: 0,

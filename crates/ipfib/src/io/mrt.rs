@@ -1,7 +1,7 @@
 //! MRT RIB dumps (RFC 6396 TABLE_DUMP and TABLE_DUMP_V2) as FIB input.
 //!
 //! A RIB dump is what route collectors (RIPE RIS, RouteViews) publish: every peer's path for
-//! every prefix. [`load`] turns one into a [`Fib`](crate::Fib) by choosing one path per prefix
+//! every prefix. [`load`] turns one into a [`Table`](crate::Table) by choosing one path per prefix
 //! ([`PeerChoice`]) and one number per path ([`ValueKind`]); [`RibReader`] gives every path, for
 //! tools that want more. Record bodies are decoded by bgpkit-parser; framing, offsets and
 //! consistency checks are ours (module `frame`), so a truncated or corrupt file is an error naming
@@ -33,14 +33,14 @@ use std::io::BufRead;
 use std::path::Path;
 
 #[cfg(feature = "mrt")]
-use crate::error::LoadError;
+use crate::io::LoadError;
 #[cfg(feature = "mrt")]
-use crate::table::Fib;
+use crate::table::Table;
 
 /// Loads an MRT RIB dump (plain, gzip or bzip2; `-` is standard input) as a FIB, choosing
 /// paths and values by `options`.
 #[cfg(feature = "mrt")]
-pub fn load(path: &Path, options: &LoadOptions) -> Result<(Fib, LoadReport), LoadError> {
+pub fn load(path: &Path, options: &LoadOptions) -> Result<(Table, LoadReport), LoadError> {
     let reader = RibReader::open(path, options.skip_bad_records)?;
     select::build_fib(reader, options)
 }
@@ -51,7 +51,7 @@ pub fn load_from(
     input: Box<dyn BufRead + Send>,
     path: &Path,
     options: &LoadOptions,
-) -> Result<(Fib, LoadReport), LoadError> {
+) -> Result<(Table, LoadReport), LoadError> {
     let reader = RibReader::from_reader(input, path, options.skip_bad_records)?;
     select::build_fib(reader, options)
 }

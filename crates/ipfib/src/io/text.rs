@@ -24,23 +24,24 @@ use std::net::Ipv6Addr;
 use std::path::Path;
 
 use crate::addr::Address;
-use crate::error::LoadError;
+use crate::io::LoadError;
 use crate::io::decompress::{display_path, open_maybe_compressed};
 use crate::prefix::Prefix;
-use crate::table::{Fib, NextHop, RouteTable};
+use crate::route_table::{NextHop, RouteTable};
+use crate::table::Table;
 
 /// Reads a FIB text file (plain, gzip or bzip2; `-` is standard input).
 ///
 /// Errors name the file and, for a malformed line, the 1-based line number:
 /// `table.txt:17: host bits set in 10.0.0.1/8 (the network is 10.0.0.0/8)`.
-pub fn read_fib(path: &Path) -> Result<Fib, LoadError> {
+pub fn read_fib(path: &Path) -> Result<Table, LoadError> {
     let reader = open_maybe_compressed(path)?;
     read_fib_from(reader, &display_path(path))
 }
 
 /// Reads the text format from an already opened, already decompressed stream; `path` is only
 /// used to name the source in errors.
-pub fn read_fib_from<R: BufRead>(mut reader: R, path: &Path) -> Result<Fib, LoadError> {
+pub fn read_fib_from<R: BufRead>(mut reader: R, path: &Path) -> Result<Table, LoadError> {
     let mut v4: Vec<(Prefix<u32>, NextHop)> = Vec::new();
     let mut v6: Vec<(Prefix<u128>, NextHop)> = Vec::new();
     let mut buf = Vec::with_capacity(256);
@@ -68,10 +69,7 @@ pub fn read_fib_from<R: BufRead>(mut reader: R, path: &Path) -> Result<Fib, Load
             None => {}
         }
     }
-    Ok(Fib {
-        v4: into_table(v4),
-        v6: into_table(v6),
-    })
+    Ok(Table::from_families(into_table(v4), into_table(v6)))
 }
 
 /// One parsed line.
@@ -207,11 +205,11 @@ fn into_table<A: Address>(mut routes: Vec<(Prefix<A>, NextHop)>) -> RouteTable<A
 
 /// Writes a FIB in the text format, IPv4 routes first, each family in (address, length)
 /// order: `prefix/len next_hop`, one route per line.
-pub fn write_fib<W: Write>(mut out: W, fib: &Fib) -> std::io::Result<()> {
-    for (prefix, next_hop) in fib.v4.iter() {
+pub fn write_fib<W: Write>(mut out: W, fib: &Table) -> std::io::Result<()> {
+    for (prefix, next_hop) in fib.v4().iter() {
         writeln!(out, "{prefix} {next_hop}")?;
     }
-    for (prefix, next_hop) in fib.v6.iter() {
+    for (prefix, next_hop) in fib.v6().iter() {
         writeln!(out, "{prefix} {next_hop}")?;
     }
     out.flush()

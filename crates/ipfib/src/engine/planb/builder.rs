@@ -16,9 +16,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::fallback::Fallback;
 use super::layout::{chunk_of, fanout, Answer, Family, Key, DIRECT_BITS};
-use super::PlanB;
 use crate::interval::Intervals;
-use crate::table::{NextHop, RouteTable};
+use crate::route_table::{NextHop, RouteTable};
 
 /// The answer of an interval.
 fn answer(value: Option<NextHop>) -> Answer {
@@ -197,7 +196,7 @@ impl<K: Key> Lines<K> {
 }
 
 /// Builds the whole structure.
-pub(super) fn build<A: Family>(table: &RouteTable<A>) -> PlanB<A> {
+pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
     let intervals = Intervals::from_table(table);
     let mut fallback = Fallback::default();
     let (cstarts, canswers) = project(intervals.starts(), intervals.values(), &mut fallback);
@@ -239,7 +238,7 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> PlanB<A> {
         };
     }
     let results = distinct_answers(intervals.values());
-    PlanB::from_parts(super::Parts {
+    super::Parts {
         direct: direct.into_boxed_slice(),
         depth,
         inner: lines.inner.into_boxed_slice(),
@@ -247,7 +246,7 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> PlanB<A> {
         fallback,
         intervals: intervals.len(),
         results,
-    })
+    }
 }
 
 /// Distinct answers of the intervals ("no route" included).

@@ -8,7 +8,7 @@
 //! length up to /128 stays exact.
 
 use crate::addr::Address;
-use crate::table::NextHop;
+use crate::route_table::NextHop;
 
 /// The fine-grained intervals of every cell that needs them.
 #[derive(Clone, Debug, Default)]
@@ -42,6 +42,27 @@ impl<A: Address> Fallback<A> {
         let i = self.starts[begin..end].partition_point(|&s| s <= addr);
         // The cell's first start is its first address, which is <= addr, so i >= 1.
         self.answers[begin + i.max(1) - 1]
+    }
+
+    /// Checks that every cell is a non-empty range of the arrays (what [`Fallback::lookup`]
+    /// needs to neither index out of bounds nor panic).
+    pub fn check(&self) -> Result<(), String> {
+        if self.starts.len() != self.answers.len() {
+            return Err(format!(
+                "fallback has {} starts but {} answers",
+                self.starts.len(),
+                self.answers.len()
+            ));
+        }
+        for (i, &(begin, end)) in self.cells.iter().enumerate() {
+            if begin >= end || end as usize > self.starts.len() {
+                return Err(format!(
+                    "fallback cell {i} spans {begin}..{end} of {} intervals",
+                    self.starts.len()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Number of cells.

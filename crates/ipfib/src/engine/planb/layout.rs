@@ -26,7 +26,7 @@ use std::fmt::Debug;
 
 use super::search::Search;
 use crate::addr::Address;
-use crate::table::NextHop;
+use crate::route_table::NextHop;
 
 /// Bits resolved by the direct table in front of the trees.
 pub const DIRECT_BITS: u32 = 16;
@@ -69,6 +69,17 @@ impl Answer {
     }
 }
 
+/// A leaf position's answer as the walk reads it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// The next hop.
+    Hop(NextHop),
+    /// No route covers the position.
+    NoRoute,
+    /// Search fallback cell `n`.
+    Cell(u32),
+}
+
 /// A key type of the chunk trees: the address bits just below the direct-table bits, and the
 /// line formats that hold them.
 pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
@@ -97,6 +108,24 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     fn rank_inner<S: Search>(s: S, line: &Self::Line, x: Self) -> u32;
     /// Number of keys of a leaf less than `x`, with the node search `s`.
     fn rank_leaf<S: Search>(s: S, line: &Self::Line, x: Self) -> u32;
+    /// The real keys of a node's first `slots` slots: those that are not padding (padding is
+    /// never less than a query, so this bounds any rank).
+    fn keys_in(line: &Self::Line, slots: usize) -> usize;
+
+    /// The answer at position `r` (at most `LEAF_KEYS`) of a leaf: the inverse of
+    /// [`Key::leaf`]'s encoding.
+    #[inline(always)]
+    fn decode(line: &Self::Line, r: u32) -> Decoded {
+        let hop = Self::hop(line, r);
+        let flags = Self::flags(line) >> r;
+        if flags & CELL != 0 {
+            Decoded::Cell(hop)
+        } else if flags & NO_ROUTE != 0 {
+            Decoded::NoRoute
+        } else {
+            Decoded::Hop(hop)
+        }
+    }
 }
 
 /// Flag word of a leaf's answers.
@@ -153,6 +182,9 @@ impl Key for u32 {
     #[inline(always)]
     fn rank_leaf<S: Search>(s: S, line: &Line32, x: u32) -> u32 {
         s.rank32::<7>(line, x)
+    }
+    fn keys_in(line: &Line32, slots: usize) -> usize {
+        line.0[..slots].iter().filter(|&&k| k != Self::PAD).count()
     }
 }
 
@@ -215,6 +247,9 @@ impl Key for u16 {
     #[inline(always)]
     fn rank_leaf<S: Search>(s: S, line: &Line16, x: u16) -> u32 {
         s.rank16::<9>(line, x)
+    }
+    fn keys_in(line: &Line16, slots: usize) -> usize {
+        line.0[..slots].iter().filter(|&&k| k != Self::PAD).count()
     }
 }
 
@@ -322,13 +357,10 @@ mod tests {
             .collect();
         let line = K::leaf(keys, &answers);
         for (r, a) in answers.iter().enumerate() {
-            let flags = K::flags(&line) >> r;
-            let decoded = if flags & CELL != 0 {
-                Answer::Cell(K::hop(&line, r as u32))
-            } else if flags & NO_ROUTE != 0 {
-                Answer::NoRoute
-            } else {
-                Answer::Route(K::hop(&line, r as u32))
+            let decoded = match K::decode(&line, r as u32) {
+                Decoded::Cell(c) => Answer::Cell(c),
+                Decoded::NoRoute => Answer::NoRoute,
+                Decoded::Hop(h) => Answer::Route(h),
             };
             assert_eq!(decoded, *a, "position {r}");
         }

@@ -2,28 +2,48 @@
 //! pointer-free, cache-line-sized B+-trees with SIMD node search (NSDI '26), extended with a
 //! direct table on the top 16 bits and narrow per-chunk keys.
 //!
-//! Layout ([`layout`]): `direct[top 16 bits]` names the entry node of that chunk's tree. Inner
+//! Layout (`layout`): `direct[top 16 bits]` names the entry node of that chunk's tree. Inner
 //! nodes (one flat 64-byte aligned array) are a cache line of sorted keys and one link, so
 //! every inner step of a lookup is `node = link + rank` (a node's children are contiguous), with
 //! no per-chunk descriptors; the last step searches a leaf (a second flat array), whose line
 //! also holds the answers: the next hop of each position and flag bits for "no route" and
-//! "fallback cell", so every `u32` is a valid next hop and no value array is read. Exactness for every prefix length comes from interval partitioning
-//! ([`crate::interval`]) and, for IPv6 boundaries finer than /48, the [`fallback`] stage.
+//! "fallback cell", so every `u32` is a valid next hop and no value array is read. Exactness
+//! for every prefix length comes from interval partitioning ([`crate::interval`]) and, for IPv6
+//! boundaries finer than /48, the `fallback` stage.
+//!
+//! Modules: `layout` (what a line holds, written and read in one place), `builder` (route table
+//! → lines), `search` (node search per SIMD backend), `walk` (the lookup, single and batched,
+//! written once for every backend), `validate` (the invariants the unchecked walk relies on),
+//! `fallback` (the exact IPv6 second stage).
 
 mod builder;
-pub mod fallback;
-pub mod layout;
-pub mod search;
+mod fallback;
+mod layout;
+mod search;
+mod validate;
 mod walk;
 
-use crate::engine::{check_batch, Lpm};
-use crate::error::LookupError;
-use crate::table::{NextHop, RouteTable};
+use crate::engine::{check_batch, Backend, Build, BuildOptions, Detail, Lookup};
+use crate::error::{BuildError, InvalidStructure, LookupError};
+use crate::route_table::{NextHop, RouteTable};
 use fallback::Fallback;
-use layout::Family;
-pub use search::Backend;
+use layout::{Family, Key};
 
-/// The PlanB lookup structure for one family (`u32` = IPv4, `u128` = IPv6).
+/// The PlanB lookup structure for one family (`PlanB<u32>` = IPv4, `PlanB<u128>` = IPv6).
+///
+/// Every value satisfies the structural invariants `validate` checks (the builder only makes
+/// such structures), which is what lets the SIMD walks skip bounds checks.
+///
+/// ```
+/// use ipfib::engine::{planb::PlanB, Backend, Build, BuildOptions, Lookup};
+/// use ipfib::{Prefix, RouteTable};
+///
+/// let routes: RouteTable<u32> = [(Prefix::new(0x0a00_0000, 8).unwrap(), 1)].into_iter().collect();
+/// let mut fib = PlanB::build(&routes, &BuildOptions::default()).unwrap();
+/// assert_eq!(fib.lookup(0x0a01_0203), Some(1));
+/// fib.set_backend(Backend::Scalar).unwrap();
+/// assert_eq!(fib.lookup(0x0b00_0000), None);
+/// ```
 #[derive(Clone, Debug)]
 pub struct PlanB<A: Family> {
     /// Entry node of each top-16-bit chunk: an inner node, or a leaf when `depth` is 1.
@@ -31,9 +51,9 @@ pub struct PlanB<A: Family> {
     /// Node searches per lookup, the leaf's included (uniform across chunks).
     depth: usize,
     /// Inner nodes, one cache line each.
-    inner: Box<[<A::Key as layout::Key>::Line]>,
+    inner: Box<[<A::Key as Key>::Line]>,
     /// Leaves with their answers, one cache line each.
-    leaves: Box<[<A::Key as layout::Key>::Line]>,
+    leaves: Box<[<A::Key as Key>::Line]>,
     fallback: Fallback<A>,
     intervals: usize,
     results: usize,
@@ -44,40 +64,16 @@ pub struct PlanB<A: Family> {
 struct Parts<A: Family> {
     direct: Box<[u32]>,
     depth: usize,
-    inner: Box<[<A::Key as layout::Key>::Line]>,
-    leaves: Box<[<A::Key as layout::Key>::Line]>,
+    inner: Box<[<A::Key as Key>::Line]>,
+    leaves: Box<[<A::Key as Key>::Line]>,
     fallback: Fallback<A>,
     intervals: usize,
     results: usize,
 }
 
-/// Shape and size of a built PlanB structure, for `ipfib stats` and the benchmarks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stats {
-    /// Merged elementary intervals.
-    pub intervals: usize,
-    /// Dependent steps of a lookup: the direct table plus the tree levels.
-    pub depth: usize,
-    /// Bytes of the lookup structure.
-    pub bytes: usize,
-    /// The node-search backend chosen at run time (`avx512`, `avx2` or `scalar`).
-    pub backend: &'static str,
-    /// Cache-line tree nodes (inner nodes and leaves).
-    pub nodes: usize,
-    /// IPv6 /48 cells resolved by the second stage.
-    pub fallback_cells: usize,
-    /// Distinct answers (including "no route").
-    pub results: usize,
-}
-
 impl<A: Family> PlanB<A> {
-    /// Builds the structure from a route table, with the fastest node search this CPU has.
-    pub fn build(table: &RouteTable<A>) -> Self {
-        builder::build(table)
-    }
-
-    fn from_parts(p: Parts<A>) -> Self {
-        PlanB {
+    fn from_parts(p: Parts<A>, backend: Backend) -> Result<Self, BuildError> {
+        let planb = PlanB {
             direct: p.direct,
             depth: p.depth,
             inner: p.inner,
@@ -85,9 +81,17 @@ impl<A: Family> PlanB<A> {
             fallback: p.fallback,
             intervals: p.intervals,
             results: p.results,
-            dispatch: search::Dispatch::new(Backend::detect())
-                .expect("detected backends are available"),
+            dispatch: search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
+                backend: backend.name(),
+            })?,
+        };
+        // The walk's unchecked accesses rest on these invariants; the builder establishes
+        // them, and debug builds (the test profile) check that it did.
+        #[cfg(debug_assertions)]
+        if let Err(e) = validate::check(&planb) {
+            panic!("the builder made an invalid structure: {e}");
         }
+        Ok(planb)
     }
 
     /// The node-search backend in use.
@@ -97,38 +101,32 @@ impl<A: Family> PlanB<A> {
 
     /// Switches the node-search backend (tests and benchmarks compare them); an error if this
     /// CPU cannot run it.
-    pub fn set_backend(&mut self, backend: Backend) -> Result<(), LookupError> {
-        self.dispatch = search::Dispatch::new(backend).ok_or_else(|| LookupError::Unsupported {
-            engine: "planb",
-            reason: format!("the {backend} node search is not supported by this CPU"),
+    pub fn set_backend(&mut self, backend: Backend) -> Result<(), BuildError> {
+        self.dispatch = search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
+            backend: backend.name(),
         })?;
         Ok(())
     }
 
-    /// Shape and size of the structure.
-    pub fn stats(&self) -> Stats {
-        Stats {
-            intervals: self.intervals,
-            depth: self.depth + 1,
-            bytes: self.memory_bytes(),
-            backend: self.backend().name(),
-            nodes: self.inner.len() + self.leaves.len(),
-            fallback_cells: self.fallback.cells(),
-            results: self.results,
-        }
+    /// Dependent steps of a lookup: the direct table plus the tree levels.
+    pub fn depth(&self) -> usize {
+        self.depth + 1
+    }
+
+    /// Merged elementary intervals of the table it was built from.
+    pub fn intervals(&self) -> usize {
+        self.intervals
     }
 
     /// The answer at position `rank` of `leaf` (a fallback cell is searched further with
     /// `addr`).
     #[inline(always)]
-    fn answer(&self, leaf: &<A::Key as layout::Key>::Line, rank: u32, addr: A) -> Option<NextHop> {
-        use layout::Key;
-        let hop = A::Key::hop(leaf, rank);
-        let flags = A::Key::flags(leaf) >> rank;
-        if flags & layout::CELL != 0 {
-            return self.cell(hop, addr);
+    fn answer(&self, leaf: &<A::Key as Key>::Line, rank: u32, addr: A) -> Option<NextHop> {
+        match A::Key::decode(leaf, rank) {
+            layout::Decoded::Hop(hop) => Some(hop),
+            layout::Decoded::NoRoute => None,
+            layout::Decoded::Cell(cell) => self.cell(cell, addr),
         }
-        (flags & layout::NO_ROUTE == 0).then_some(hop)
     }
 
     #[cold]
@@ -136,9 +134,37 @@ impl<A: Family> PlanB<A> {
     fn cell(&self, cell: u32, addr: A) -> Option<NextHop> {
         self.fallback.lookup(cell, addr)
     }
+
+    /// The batched walk for the backend in use, into any output kind.
+    fn batch_into<O: walk::Output>(&self, addrs: &[A], out: &mut [O], miss: NextHop) {
+        match self.dispatch {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the token proves the CPU has the features the function enables, and
+            // `self` satisfies the structure invariants (every PlanB does, see the type's doc).
+            search::Dispatch::Avx512(token) => unsafe {
+                walk::x86::batch_avx512(self, token, addrs, out, miss)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            search::Dispatch::Avx2(token) => unsafe {
+                walk::x86::batch_avx2(self, token, addrs, out, miss)
+            },
+            // SAFETY: `self` satisfies the structure invariants; the scalar search is checked.
+            search::Dispatch::Scalar(token) => unsafe {
+                walk::batch(self, token, addrs, out, miss)
+            },
+        }
+    }
 }
 
-impl<A: Family> Lpm<A> for PlanB<A> {
+impl<A: Family> Build<A> for PlanB<A> {
+    fn build(table: &RouteTable<A>, options: &BuildOptions) -> Result<Self, BuildError> {
+        let backend = options.resolve_backend()?;
+        Self::from_parts(builder::build(table), backend)
+    }
+}
+
+impl<A: Family> Lookup<A> for PlanB<A> {
     fn name(&self) -> &'static str {
         "planb"
     }
@@ -146,30 +172,31 @@ impl<A: Family> Lpm<A> for PlanB<A> {
     fn lookup(&self, addr: A) -> Option<NextHop> {
         match self.dispatch {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token proves the CPU has the features the function enables.
+            // SAFETY: the token proves the CPU has the features the function enables, and
+            // `self` satisfies the structure invariants.
             search::Dispatch::Avx512(token) => unsafe { walk::x86::one_avx512(self, token, addr) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             search::Dispatch::Avx2(token) => unsafe { walk::x86::one_avx2(self, token, addr) },
-            search::Dispatch::Scalar(token) => walk::one(self, token, addr),
+            // SAFETY: `self` satisfies the structure invariants; the scalar search is checked.
+            search::Dispatch::Scalar(token) => unsafe { walk::one(self, token, addr) },
         }
     }
 
     fn lookup_batch(&self, addrs: &[A], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
         check_batch(addrs.len(), out.len())?;
-        match self.dispatch {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token proves the CPU has the features the function enables.
-            search::Dispatch::Avx512(token) => unsafe {
-                walk::x86::batch_avx512(self, token, addrs, out)
-            },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            search::Dispatch::Avx2(token) => unsafe {
-                walk::x86::batch_avx2(self, token, addrs, out)
-            },
-            search::Dispatch::Scalar(token) => walk::batch(self, token, addrs, out),
-        }
+        self.batch_into(addrs, out, 0);
+        Ok(())
+    }
+
+    fn lookup_batch_raw(
+        &self,
+        addrs: &[A],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        check_batch(addrs.len(), out.len())?;
+        self.batch_into(addrs, out, miss);
         Ok(())
     }
 
@@ -178,5 +205,25 @@ impl<A: Family> Lpm<A> for PlanB<A> {
             + std::mem::size_of_val(&*self.inner)
             + std::mem::size_of_val(&*self.leaves)
             + self.fallback.bytes()
+    }
+
+    fn describe(&self) -> Vec<Detail> {
+        vec![
+            Detail::count("intervals", self.intervals),
+            Detail::count("depth", self.depth()),
+            Detail::text("node_search", self.backend().name()),
+            Detail::count("inner_nodes", self.inner.len()),
+            Detail::count("leaves", self.leaves.len()),
+            Detail::count("fallback_cells", self.fallback.cells()),
+            Detail::count("distinct_results", self.results),
+            Detail::bytes("direct_bytes", std::mem::size_of_val(&*self.direct)),
+            Detail::bytes("inner_bytes", std::mem::size_of_val(&*self.inner)),
+            Detail::bytes("leaf_bytes", std::mem::size_of_val(&*self.leaves)),
+            Detail::bytes("fallback_bytes", self.fallback.bytes()),
+        ]
+    }
+
+    fn validate(&self) -> Result<(), InvalidStructure> {
+        validate::check(self)
     }
 }

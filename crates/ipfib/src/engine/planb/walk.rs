@@ -10,46 +10,86 @@
 //! that line has a whole round of other groups' work to arrive. The deep levels (the last
 //! inner level and the leaves) are where lookups miss L1, and the prefetch distance of a round
 //! hides most of those misses.
+//!
+//! Every function that walks is `unsafe`: the SIMD backends index without bounds checks, which
+//! is sound only on a structure that satisfies PlanB's invariants (checked by
+//! [`super::validate`]; every `PlanB` value does).
 
 use super::layout::{chunk_of, Family, Key};
 use super::search::Search;
 use super::PlanB;
-use crate::table::NextHop;
+use crate::route_table::NextHop;
+
+/// What a batch writes per address: an `Option` (no route = `None`) or a plain next hop with
+/// the caller's "no route" value, so C and NumPy callers get their layout without a second pass.
+pub trait Output: Copy {
+    /// The output for an answer, `miss` standing for "no route" where the type needs one.
+    fn from_answer(answer: Option<NextHop>, miss: NextHop) -> Self;
+}
+
+impl Output for Option<NextHop> {
+    #[inline(always)]
+    fn from_answer(answer: Option<NextHop>, _miss: NextHop) -> Self {
+        answer
+    }
+}
+
+impl Output for NextHop {
+    #[inline(always)]
+    fn from_answer(answer: Option<NextHop>, miss: NextHop) -> Self {
+        answer.unwrap_or(miss)
+    }
+}
 
 /// Lookups per group of the batched walk (chosen by measurement, see BENCHMARKS.md: with the
 /// per-level pipeline, 32 beat 16 by 14 % on IPv4 tables and by 1–5 % on IPv6 ones).
 pub const LANES: usize = 32;
 
 /// One inner step: the node's link plus the rank of `x` in it.
+///
+/// # Safety
+/// `t` satisfies the structure invariants and `node` is an inner node the walk reached.
 #[inline(always)]
-fn step<A: Family, S: Search>(t: &PlanB<A>, s: S, node: u32, x: A::Key) -> u32 {
-    let n = s.at(&t.inner, node as usize);
+unsafe fn step<A: Family, S: Search>(t: &PlanB<A>, s: S, node: u32, x: A::Key) -> u32 {
+    // SAFETY: the walk reaches only inner nodes that exist (caller's contract).
+    let n = unsafe { s.at(&t.inner, node as usize) };
     A::Key::link(n) + A::Key::rank_inner(s, n, x)
 }
 
 /// The leaf step: the answer at the rank of `x` in leaf `node`.
+///
+/// # Safety
+/// `t` satisfies the structure invariants and `node` is a leaf the walk reached.
 #[inline(always)]
-fn finish<A: Family, S: Search>(
+unsafe fn finish<A: Family, S: Search>(
     t: &PlanB<A>,
     s: S,
     node: u32,
     x: A::Key,
     addr: A,
 ) -> Option<NextHop> {
-    let leaf = s.at(&t.leaves, node as usize);
+    // SAFETY: the walk reaches only leaves that exist (caller's contract).
+    let leaf = unsafe { s.at(&t.leaves, node as usize) };
     t.answer(leaf, A::Key::rank_leaf(s, leaf, x), addr)
 }
 
 /// One lookup.
+///
+/// # Safety
+/// `t` satisfies PlanB's structure invariants ([`super::validate`]).
 #[inline(always)]
-pub fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<NextHop> {
+pub unsafe fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<NextHop> {
     let coarse = addr.coarse();
     let x = A::Key::from_coarse(coarse);
-    let mut node = *s.at(&t.direct, chunk_of::<A>(coarse));
-    for _ in 1..t.depth {
-        node = step(t, s, node, x);
+    // SAFETY: a chunk index is below 2^16 = `direct.len()`; every later index is an entry or
+    // `link + rank` of a valid structure, in bounds by its invariants.
+    unsafe {
+        let mut node = *s.at(&t.direct, chunk_of::<A>(coarse));
+        for _ in 1..t.depth {
+            node = step(t, s, node, x);
+        }
+        finish(t, s, node, x, addr)
     }
-    finish(t, s, node, x, addr)
 }
 
 /// The walk state of one group of `LANES` lookups as it moves through the pipeline.
@@ -74,45 +114,62 @@ impl<K: Key> Group<K> {
 const IN_FLIGHT: usize = 8;
 
 /// Pipeline stage 0: each lane's key bits and entry node.
+///
+/// # Safety
+/// `t` satisfies the structure invariants.
 #[inline(always)]
-fn enter<A: Family, S: Search>(t: &PlanB<A>, s: S, addrs: &[A], g: &mut Group<A::Key>) {
+unsafe fn enter<A: Family, S: Search>(t: &PlanB<A>, s: S, addrs: &[A], g: &mut Group<A::Key>) {
     for (i, addr) in addrs.iter().take(LANES).enumerate() {
         let coarse = addr.coarse();
         g.x[i] = A::Key::from_coarse(coarse);
-        g.node[i] = *s.at(&t.direct, chunk_of::<A>(coarse));
+        // SAFETY: a chunk index is below 2^16 = `direct.len()`.
+        g.node[i] = unsafe { *s.at(&t.direct, chunk_of::<A>(coarse)) };
     }
 }
 
 /// Pipeline stage `level` (`1..DEPTH`): one inner step for every lane, then a prefetch of the
 /// line the next stage reads (an inner node, or after the last inner level the leaf).
+///
+/// # Safety
+/// `t` satisfies the structure invariants, `DEPTH` is its depth, and every lane of `g` has
+/// taken exactly `level - 1` inner steps from its entry node.
 #[inline(always)]
-fn advance<A: Family, S: Search, const DEPTH: usize>(
+unsafe fn advance<A: Family, S: Search, const DEPTH: usize>(
     t: &PlanB<A>,
     s: S,
     level: usize,
     g: &mut Group<A::Key>,
 ) {
     for i in 0..LANES {
-        g.node[i] = step(t, s, g.node[i], g.x[i]);
-        if level + 1 == DEPTH {
-            s.prefetch(s.at(&t.leaves, g.node[i] as usize));
-        } else {
-            s.prefetch(s.at(&t.inner, g.node[i] as usize));
+        // SAFETY: the lane is at an inner node of this level (caller's contract), and its
+        // child is an inner node, or a leaf after the last inner level.
+        unsafe {
+            g.node[i] = step(t, s, g.node[i], g.x[i]);
+            if level + 1 == DEPTH {
+                s.prefetch(s.at(&t.leaves, g.node[i] as usize));
+            } else {
+                s.prefetch(s.at(&t.inner, g.node[i] as usize));
+            }
         }
     }
 }
 
 /// Pipeline stage `DEPTH`: the leaf searches.
+///
+/// # Safety
+/// `t` satisfies the structure invariants and every lane of `g` is at its leaf.
 #[inline(always)]
-fn finish_group<A: Family, S: Search>(
+unsafe fn finish_group<A: Family, S: Search, O: Output>(
     t: &PlanB<A>,
     s: S,
     g: &Group<A::Key>,
     addrs: &[A],
-    out: &mut [Option<NextHop>],
+    out: &mut [O],
+    miss: NextHop,
 ) {
     for ((o, addr), (&node, &x)) in out.iter_mut().zip(addrs).zip(g.node.iter().zip(&g.x)) {
-        *o = finish(t, s, node, x, *addr);
+        // SAFETY: the lane is at a leaf (caller's contract).
+        *o = O::from_answer(unsafe { finish(t, s, node, x, *addr) }, miss);
     }
 }
 
@@ -120,52 +177,73 @@ fn finish_group<A: Family, S: Search>(
 /// full groups of `LANES` through the pipeline, then single lookups for the rest. In round
 /// `r`, group `r` enters, group `r - level` takes inner step `level`, and group `r - DEPTH`
 /// searches its leaves.
+///
+/// # Safety
+/// `t` satisfies the structure invariants and `DEPTH == t.depth`.
 #[inline(always)]
-fn batch_of_depth<A: Family, S: Search, const DEPTH: usize>(
+unsafe fn batch_of_depth<A: Family, S: Search, O: Output, const DEPTH: usize>(
     t: &PlanB<A>,
     s: S,
     addrs: &[A],
-    out: &mut [Option<NextHop>],
+    out: &mut [O],
+    miss: NextHop,
 ) {
     const { assert!(DEPTH < IN_FLIGHT, "one pipeline slot per stage") };
-    let groups = addrs.len() / LANES;
+    let groups = addrs.len().min(out.len()) / LANES;
     let lanes = |g: usize| g * LANES..(g + 1) * LANES;
     let mut states: [Group<A::Key>; IN_FLIGHT] = std::array::from_fn(|_| Group::new());
     for round in 0..groups + DEPTH {
-        if round < groups {
-            enter(t, s, &addrs[lanes(round)], &mut states[round % IN_FLIGHT]);
-        }
-        for level in 1..DEPTH {
-            if let Some(g) = round.checked_sub(level).filter(|&g| g < groups) {
-                advance::<A, S, DEPTH>(t, s, level, &mut states[g % IN_FLIGHT]);
+        // SAFETY: each group enters, takes its `DEPTH - 1` inner steps in order one round
+        // apart, then searches its leaves, as `advance` and `finish_group` require.
+        unsafe {
+            if round < groups {
+                enter(t, s, &addrs[lanes(round)], &mut states[round % IN_FLIGHT]);
             }
-        }
-        if let Some(g) = round.checked_sub(DEPTH) {
-            let state = &states[g % IN_FLIGHT];
-            finish_group(t, s, state, &addrs[lanes(g)], &mut out[lanes(g)]);
+            for level in 1..DEPTH {
+                if let Some(g) = round.checked_sub(level).filter(|&g| g < groups) {
+                    advance::<A, S, DEPTH>(t, s, level, &mut states[g % IN_FLIGHT]);
+                }
+            }
+            if let Some(g) = round.checked_sub(DEPTH) {
+                let state = &states[g % IN_FLIGHT];
+                finish_group(t, s, state, &addrs[lanes(g)], &mut out[lanes(g)], miss);
+            }
         }
     }
     let rest = groups * LANES;
     for (a, o) in addrs[rest..].iter().zip(&mut out[rest..]) {
-        *o = one(t, s, *a);
+        // SAFETY: caller's contract.
+        *o = O::from_answer(unsafe { one(t, s, *a) }, miss);
     }
 }
 
-/// A batch of any length. The depth is fixed per table (at most 6 for any table whose node
-/// indices fit 32 bits), so this match runs once per batch and the walk it picks has the depth
-/// as a constant.
+/// A batch: `out[i]` gets the answer for `addrs[i]` (the shorter slice bounds the work). The
+/// depth is fixed per table (at most 6 for any table whose node indices fit 32 bits), so this
+/// match runs once per batch and the walk it picks has the depth as a constant.
+///
+/// # Safety
+/// `t` satisfies PlanB's structure invariants ([`super::validate`]).
 #[inline(always)]
-pub fn batch<A: Family, S: Search>(t: &PlanB<A>, s: S, addrs: &[A], out: &mut [Option<NextHop>]) {
-    match t.depth {
-        1 => batch_of_depth::<A, S, 1>(t, s, addrs, out),
-        2 => batch_of_depth::<A, S, 2>(t, s, addrs, out),
-        3 => batch_of_depth::<A, S, 3>(t, s, addrs, out),
-        4 => batch_of_depth::<A, S, 4>(t, s, addrs, out),
-        5 => batch_of_depth::<A, S, 5>(t, s, addrs, out),
-        6 => batch_of_depth::<A, S, 6>(t, s, addrs, out),
-        _ => {
-            for (a, o) in addrs.iter().zip(out.iter_mut()) {
-                *o = one(t, s, *a);
+pub unsafe fn batch<A: Family, S: Search, O: Output>(
+    t: &PlanB<A>,
+    s: S,
+    addrs: &[A],
+    out: &mut [O],
+    miss: NextHop,
+) {
+    // SAFETY: the depth passed is the table's own (caller's contract for the rest).
+    unsafe {
+        match t.depth {
+            1 => batch_of_depth::<A, S, O, 1>(t, s, addrs, out, miss),
+            2 => batch_of_depth::<A, S, O, 2>(t, s, addrs, out, miss),
+            3 => batch_of_depth::<A, S, O, 3>(t, s, addrs, out, miss),
+            4 => batch_of_depth::<A, S, O, 4>(t, s, addrs, out, miss),
+            5 => batch_of_depth::<A, S, O, 5>(t, s, addrs, out, miss),
+            6 => batch_of_depth::<A, S, O, 6>(t, s, addrs, out, miss),
+            _ => {
+                for (a, o) in addrs.iter().zip(out.iter_mut()) {
+                    *o = O::from_answer(one(t, s, *a), miss);
+                }
             }
         }
     }
@@ -178,31 +256,54 @@ pub mod x86 {
     use super::*;
 
     /// Batched walk with AVX-512 enabled.
+    ///
+    /// # Safety
+    /// `t` satisfies the structure invariants (the token proves the CPU features).
     #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    pub fn batch_avx512<A: Family>(
+    pub unsafe fn batch_avx512<A: Family, O: Output>(
         t: &PlanB<A>,
         s: Avx512,
         addrs: &[A],
-        out: &mut [Option<NextHop>],
+        out: &mut [O],
+        miss: NextHop,
     ) {
-        batch(t, s, addrs, out)
+        // SAFETY: caller's contract.
+        unsafe { batch(t, s, addrs, out, miss) }
     }
 
     /// Single walk with AVX-512 enabled.
+    ///
+    /// # Safety
+    /// As for [`batch_avx512`].
     #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    pub fn one_avx512<A: Family>(t: &PlanB<A>, s: Avx512, addr: A) -> Option<NextHop> {
-        one(t, s, addr)
+    pub unsafe fn one_avx512<A: Family>(t: &PlanB<A>, s: Avx512, addr: A) -> Option<NextHop> {
+        // SAFETY: caller's contract.
+        unsafe { one(t, s, addr) }
     }
 
     /// Batched walk with AVX2 enabled.
+    ///
+    /// # Safety
+    /// As for [`batch_avx512`].
     #[target_feature(enable = "avx2,popcnt")]
-    pub fn batch_avx2<A: Family>(t: &PlanB<A>, s: Avx2, addrs: &[A], out: &mut [Option<NextHop>]) {
-        batch(t, s, addrs, out)
+    pub unsafe fn batch_avx2<A: Family, O: Output>(
+        t: &PlanB<A>,
+        s: Avx2,
+        addrs: &[A],
+        out: &mut [O],
+        miss: NextHop,
+    ) {
+        // SAFETY: caller's contract.
+        unsafe { batch(t, s, addrs, out, miss) }
     }
 
     /// Single walk with AVX2 enabled.
+    ///
+    /// # Safety
+    /// As for [`batch_avx512`].
     #[target_feature(enable = "avx2,popcnt")]
-    pub fn one_avx2<A: Family>(t: &PlanB<A>, s: Avx2, addr: A) -> Option<NextHop> {
-        one(t, s, addr)
+    pub unsafe fn one_avx2<A: Family>(t: &PlanB<A>, s: Avx2, addr: A) -> Option<NextHop> {
+        // SAFETY: caller's contract.
+        unsafe { one(t, s, addr) }
     }
 }

@@ -22,7 +22,7 @@ use super::frame::{FrameError, Framer, Record};
 use super::header::{first_type, types, HEADER_LEN};
 use super::options::{FileFormat, LoadReport};
 use super::readahead::read_ahead;
-use crate::error::LoadError;
+use crate::io::LoadError;
 use crate::io::decompress::{display_path, open_maybe_compressed};
 use crate::io::peek;
 

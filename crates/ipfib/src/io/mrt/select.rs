@@ -7,8 +7,8 @@ use ipnet::IpNet;
 
 use super::options::{LoadOptions, LoadReport, PeerChoice, ValueKind};
 use super::routes::{RibReader, RibRoute};
-use crate::error::LoadError;
-use crate::table::Fib;
+use crate::io::LoadError;
+use crate::table::Table;
 
 /// The best path of a prefix so far.
 struct Candidate {
@@ -36,7 +36,7 @@ struct Slot {
 pub fn build_fib(
     mut reader: RibReader,
     options: &LoadOptions,
-) -> Result<(Fib, LoadReport), LoadError> {
+) -> Result<(Table, LoadReport), LoadError> {
     let mut index: HashMap<IpNet, usize> = HashMap::new();
     let mut slots: Vec<Slot> = Vec::new();
     let mut matched_paths = 0u64;
@@ -80,7 +80,7 @@ pub fn build_fib(
     }
 
     let mut report = reader.report().clone();
-    let mut fib = Fib::new();
+    let mut fib = Table::new();
     let mut next_hop_ids: HashMap<IpAddr, u32> = HashMap::new();
     for slot in &slots {
         let Some(best) = &slot.best else {

@@ -19,7 +19,9 @@ pub struct Avx2(());
 impl Avx2 {
     /// The token, if the CPU supports AVX2.
     pub fn new() -> Option<Self> {
-        (is_x86_feature_detected!("avx2") && is_x86_feature_detected!("popcnt")).then_some(Avx2(()))
+        crate::engine::Backend::Avx2
+            .is_available()
+            .then_some(Avx2(()))
     }
 }
 
@@ -55,9 +57,8 @@ impl Search for Avx2 {
     }
 
     #[inline(always)]
-    fn at<T>(self, slice: &[T], i: usize) -> &T {
-        // SAFETY: the walk's indices are in bounds by the builder's invariants (see
-        // `shared::at`).
+    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
+        // SAFETY: the caller guarantees `i < slice.len()`.
         unsafe { super::shared::at(slice, i) }
     }
 

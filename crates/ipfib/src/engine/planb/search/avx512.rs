@@ -16,10 +16,9 @@ pub struct Avx512(());
 impl Avx512 {
     /// The token, if the CPU supports AVX-512F and AVX-512BW.
     pub fn new() -> Option<Self> {
-        (is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("popcnt"))
-        .then_some(Avx512(()))
+        crate::engine::Backend::Avx512
+            .is_available()
+            .then_some(Avx512(()))
     }
 }
 
@@ -46,9 +45,8 @@ impl Search for Avx512 {
     }
 
     #[inline(always)]
-    fn at<T>(self, slice: &[T], i: usize) -> &T {
-        // SAFETY: the walk's indices are in bounds by the builder's invariants (see
-        // `shared::at`).
+    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
+        // SAFETY: the caller guarantees `i < slice.len()`.
         unsafe { super::shared::at(slice, i) }
     }
 

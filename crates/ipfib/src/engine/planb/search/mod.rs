@@ -13,10 +13,8 @@ pub mod avx2;
 pub mod avx512;
 pub mod scalar;
 
-use std::fmt;
-use std::str::FromStr;
-
 use super::layout::{Line16, Line32};
+pub use crate::engine::Backend;
 
 /// Counts keys `< x` among the first `KEYS` slots of one line, for both key widths. Keys are
 /// stored as `boundary - 1` and padded with the key type's maximum, so the count is the number
@@ -30,10 +28,13 @@ pub trait Search: Copy {
     fn rank32<const KEYS: usize>(self, line: &Line32, x: u32) -> u32;
 
     /// `&slice[i]` for an index the walk computed from the table's own arrays. The scalar
-    /// backend checks it; the SIMD backends skip the check (asserted in debug builds), since
-    /// the builder guarantees every index the walk can form is in bounds (see
-    /// [`super::walk`]) and the checks cost four instructions per tree level.
-    fn at<T>(self, slice: &[T], i: usize) -> &T;
+    /// backend checks it (and stays safe code); the SIMD backends skip the check (asserted in
+    /// debug builds), which saves four instructions per tree level.
+    ///
+    /// # Safety
+    /// `i < slice.len()`. The walk forms only such indices from a structure that satisfies
+    /// PlanB's invariants (see [`super::validate`]).
+    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T;
 
     /// Asks for the cache line of `r` ahead of its use (a hint; the portable backend does
     /// nothing).
@@ -69,68 +70,6 @@ mod shared {
     pub fn prefetch<T>(r: &T) {
         // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults.
         unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast()) }
-    }
-}
-
-/// A node-search implementation, chosen at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Backend {
-    /// Portable, branch-free, safe Rust (the compiler may vectorise it with the baseline ISA).
-    Scalar,
-    /// 256-bit compares (two per node for `u32` keys, two for `u16` keys).
-    Avx2,
-    /// One 512-bit compare into a mask register and a popcount per node.
-    Avx512,
-}
-
-impl Backend {
-    /// Every backend, fastest first.
-    pub const ALL: [Backend; 3] = [Backend::Avx512, Backend::Avx2, Backend::Scalar];
-
-    /// The fastest backend this CPU supports.
-    pub fn detect() -> Backend {
-        Backend::ALL
-            .into_iter()
-            .find(|b| b.is_available())
-            .unwrap_or(Backend::Scalar)
-    }
-
-    /// Whether this CPU can run the backend.
-    pub fn is_available(self) -> bool {
-        Dispatch::new(self).is_some()
-    }
-
-    /// Backends this CPU supports, fastest first.
-    pub fn available() -> Vec<Backend> {
-        Backend::ALL
-            .into_iter()
-            .filter(|b| b.is_available())
-            .collect()
-    }
-
-    /// Lower-case name (`scalar`, `avx2`, `avx512`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Scalar => "scalar",
-            Backend::Avx2 => "avx2",
-            Backend::Avx512 => "avx512",
-        }
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Backend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Backend::ALL
-            .into_iter()
-            .find(|b| b.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown backend {s:?} (known: avx512, avx2, scalar)"))
     }
 }
 

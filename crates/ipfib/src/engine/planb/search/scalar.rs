@@ -13,8 +13,10 @@ impl Search for Scalar {
         line.0[..KEYS].iter().map(|&k| u32::from(k < x)).sum()
     }
 
+    /// Checked: the portable backend has no unchecked access (the `unsafe` is the trait's
+    /// contract, which this implementation does not need).
     #[inline(always)]
-    fn at<T>(self, slice: &[T], i: usize) -> &T {
+    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
         &slice[i]
     }
 

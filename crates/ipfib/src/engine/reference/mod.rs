@@ -7,9 +7,10 @@
 use std::collections::HashMap;
 
 use crate::addr::Address;
-use crate::engine::Lpm;
+use crate::engine::{Build, BuildOptions, Detail, Lookup};
+use crate::error::BuildError;
 use crate::prefix::Prefix;
-use crate::table::{NextHop, RouteTable};
+use crate::route_table::{NextHop, RouteTable};
 
 /// Hash map per prefix length, probed longest first.
 #[derive(Clone, Debug)]
@@ -19,8 +20,8 @@ pub struct Reference<A: Address> {
 }
 
 impl<A: Address> Reference<A> {
-    /// Builds the per-length maps from a table.
-    pub fn build(table: &RouteTable<A>) -> Self {
+    /// Builds the per-length maps from a table (infallible; [`Build::build`] wraps it).
+    pub fn new(table: &RouteTable<A>) -> Self {
         let mut maps: Vec<HashMap<A, NextHop>> = vec![HashMap::new(); usize::from(A::BITS) + 1];
         for (prefix, next_hop) in table.iter() {
             maps[usize::from(prefix.len())].insert(prefix.addr(), next_hop);
@@ -34,7 +35,13 @@ impl<A: Address> Reference<A> {
     }
 }
 
-impl<A: Address> Lpm<A> for Reference<A> {
+impl<A: Address> Build<A> for Reference<A> {
+    fn build(table: &RouteTable<A>, _options: &BuildOptions) -> Result<Self, BuildError> {
+        Ok(Self::new(table))
+    }
+}
+
+impl<A: Address> Lookup<A> for Reference<A> {
     fn name(&self) -> &'static str {
         "reference"
     }
@@ -50,5 +57,9 @@ impl<A: Address> Lpm<A> for Reference<A> {
             .iter()
             .map(|(_, m)| m.capacity() * (std::mem::size_of::<(A, NextHop)>() + 1))
             .sum()
+    }
+
+    fn describe(&self) -> Vec<Detail> {
+        vec![Detail::count("max_probes", self.by_length.len())]
     }
 }

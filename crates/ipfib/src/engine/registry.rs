@@ -1,0 +1,133 @@
+//! The engines this crate offers, by name: the one list the CLI, the benchmarks and the
+//! conformance tests enumerate.
+
+use std::any::Any;
+use std::fmt;
+
+use super::planb::PlanB;
+use super::reference::Reference;
+use super::{Build, BuildOptions, Lookup};
+use crate::addr::Address;
+use crate::error::BuildError;
+use crate::route_table::RouteTable;
+
+/// Every registered engine, in the order tools list them (the default first). Adding an
+/// engine is its module and one line here.
+static ENGINES: &[EngineInfo] = &[
+    EngineInfo::new::<PlanB<u32>, PlanB<u128>>(
+        "planb",
+        "elementary intervals in pointer-free cache-line B+-trees with SIMD node search",
+    ),
+    EngineInfo::new::<Reference<u32>, Reference<u128>>(
+        "reference",
+        "one hash map per prefix length, probed longest first (the test model)",
+    ),
+];
+
+/// Builds one family's engine from a route table, boxed so engines mix in one list.
+pub type Builder<A> =
+    fn(&RouteTable<A>, &BuildOptions) -> Result<Box<dyn Lookup<A>>, BuildError>;
+
+/// A registered engine: its name, what it is, and how to build it for each family.
+pub struct EngineInfo {
+    name: &'static str,
+    summary: &'static str,
+    v4: Builder<u32>,
+    v6: Builder<u128>,
+}
+
+fn boxed<A: Address, E: Build<A>>(
+    table: &RouteTable<A>,
+    options: &BuildOptions,
+) -> Result<Box<dyn Lookup<A>>, BuildError> {
+    Ok(Box::new(E::build(table, options)?))
+}
+
+impl EngineInfo {
+    /// An entry for engine types `E4` (IPv4) and `E6` (IPv6); a single-family engine passes
+    /// [`super::Absent`] for the other family.
+    pub const fn new<E4: Build<u32>, E6: Build<u128>>(
+        name: &'static str,
+        summary: &'static str,
+    ) -> Self {
+        EngineInfo {
+            name,
+            summary,
+            v4: boxed::<u32, E4>,
+            v6: boxed::<u128, E6>,
+        }
+    }
+
+    /// The name `--engine` and [`crate::Fib::build`] accept.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// One line on what the engine is.
+    pub fn summary(&self) -> &'static str {
+        self.summary
+    }
+
+    /// Builds the engine for family `A` from its routes.
+    pub fn build<A: Address>(
+        &self,
+        table: &RouteTable<A>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Lookup<A>>, BuildError> {
+        let builders: [&dyn Any; 2] = [&self.v4, &self.v6];
+        let build = builders
+            .into_iter()
+            .find_map(|b| b.downcast_ref::<Builder<A>>())
+            .expect("Address is implemented for u32 and u128 only");
+        build(table, options).map_err(|e| match e {
+            BuildError::UnsupportedFamily { family, .. } => BuildError::UnsupportedFamily {
+                engine: self.name,
+                family,
+            },
+            other => other,
+        })
+    }
+}
+
+impl fmt::Debug for EngineInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EngineInfo")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every registered engine, the default (`planb`) first.
+pub fn engines() -> &'static [EngineInfo] {
+    ENGINES
+}
+
+/// The engine registered under `name` (ASCII case ignored).
+pub fn by_name(name: &str) -> Result<&'static EngineInfo, BuildError> {
+    ENGINES
+        .iter()
+        .find(|e| e.name.eq_ignore_ascii_case(name))
+        .ok_or_else(|| BuildError::UnknownEngine {
+            name: name.to_string(),
+            known: ENGINES
+                .iter()
+                .map(|e| e.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found_in_any_case() {
+        for (i, e) in engines().iter().enumerate() {
+            assert!(engines()[..i].iter().all(|o| o.name() != e.name()));
+            assert_eq!(by_name(&e.name().to_uppercase()).unwrap().name(), e.name());
+        }
+        let err = by_name("nope").unwrap_err().to_string();
+        assert!(err.contains("\"nope\"") && err.contains("planb"), "{err}");
+    }
+}
