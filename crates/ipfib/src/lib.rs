@@ -38,10 +38,6 @@ pub mod prefix;
 pub mod route_table;
 pub mod table;
 
-// Until the I/O and generator crates are split out.
-pub mod gen;
-pub mod io;
-
 pub use addr::Address;
 pub use engine::{Backend, Build, BuildOptions, Lookup};
 pub use error::{BuildError, InvalidStructure, LookupError, PrefixError};

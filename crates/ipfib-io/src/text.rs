@@ -23,12 +23,12 @@ use std::io::{BufRead, Write};
 use std::net::Ipv6Addr;
 use std::path::Path;
 
-use crate::addr::Address;
-use crate::io::LoadError;
-use crate::io::decompress::{display_path, open_maybe_compressed};
-use crate::prefix::Prefix;
-use crate::route_table::{NextHop, RouteTable};
-use crate::table::Table;
+use ipfib::Address;
+use crate::LoadError;
+use crate::decompress::{display_path, open_maybe_compressed};
+use ipfib::Prefix;
+use ipfib::{NextHop, RouteTable};
+use ipfib::Table;
 
 /// Reads a FIB text file (plain, gzip or bzip2; `-` is standard input).
 ///

@@ -1,7 +1,7 @@
 //! Structural measurements of a table, used to compare generated tables with real ones.
 
-use crate::addr::Address;
-use crate::route_table::RouteTable;
+use ipfib::Address;
+use ipfib::RouteTable;
 
 /// Number of routes at each nesting depth: index `d` counts the routes covered by exactly `d`
 /// other routes of the table (0 = top-level). Empty for an empty table.
@@ -38,7 +38,7 @@ pub fn nested_share<A: Address>(table: &RouteTable<A>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prefix::Prefix;
+    use ipfib::Prefix;
 
     fn table(routes: &[&str]) -> RouteTable<u32> {
         routes

@@ -5,8 +5,9 @@ use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use ipfib::io::text::{read_fib, read_fib_from, write_fib};
-use ipfib::{Fib, LoadError, Prefix};
+use ipfib_io::text::{read_fib, read_fib_from, write_fib};
+use ipfib::{Prefix, Table};
+use ipfib_io::LoadError;
 
 fn p4(s: &str) -> Prefix<u32> {
     Prefix::from_net(s.parse().unwrap()).unwrap()
@@ -46,16 +47,16 @@ const MIXED: &str = "\
 192.0.2.1/32 6
 ";
 
-fn check_mixed(fib: &Fib) {
-    assert_eq!(fib.v4.len(), 4);
-    assert_eq!(fib.v6.len(), 3);
-    assert_eq!(fib.v4.get(p4("10.0.0.0/8")), Some(1));
-    assert_eq!(fib.v4.get(p4("10.1.0.0/16")), Some(2));
-    assert_eq!(fib.v4.get(p4("0.0.0.0/0")), Some(u32::MAX));
-    assert_eq!(fib.v4.get(p4("192.0.2.1/32")), Some(6));
-    assert_eq!(fib.v6.get(p6("2001:db8::/32")), Some(3));
-    assert_eq!(fib.v6.get(p6("::/0")), Some(0));
-    assert_eq!(fib.v6.get(p6("2001:db8:ffff:ffff::/64")), Some(5));
+fn check_mixed(fib: &Table) {
+    assert_eq!(fib.v4().len(), 4);
+    assert_eq!(fib.v6().len(), 3);
+    assert_eq!(fib.v4().get(p4("10.0.0.0/8")), Some(1));
+    assert_eq!(fib.v4().get(p4("10.1.0.0/16")), Some(2));
+    assert_eq!(fib.v4().get(p4("0.0.0.0/0")), Some(u32::MAX));
+    assert_eq!(fib.v4().get(p4("192.0.2.1/32")), Some(6));
+    assert_eq!(fib.v6().get(p6("2001:db8::/32")), Some(3));
+    assert_eq!(fib.v6().get(p6("::/0")), Some(0));
+    assert_eq!(fib.v6().get(p6("2001:db8:ffff:ffff::/64")), Some(5));
 }
 
 #[test]
@@ -84,12 +85,12 @@ fn a_later_line_replaces_an_earlier_one_even_unsorted() {
     let text =
         "10.0.0.0/8 1\n2001:db8::/32 7\n9.0.0.0/8 5\n10.0.0.0/8 2\n2001:db8::/32 8\n10.0.0.0/8 3\n";
     let fib = read_fib_from(text.as_bytes(), Path::new("dups")).unwrap();
-    assert_eq!(fib.v4.len(), 2);
-    assert_eq!(fib.v4.get(p4("10.0.0.0/8")), Some(3));
-    assert_eq!(fib.v4.get(p4("9.0.0.0/8")), Some(5));
-    assert_eq!(fib.v6.len(), 1);
-    assert_eq!(fib.v6.get(p6("2001:db8::/32")), Some(8));
-    let order: Vec<String> = fib.v4.iter().map(|(p, _)| p.to_string()).collect();
+    assert_eq!(fib.v4().len(), 2);
+    assert_eq!(fib.v4().get(p4("10.0.0.0/8")), Some(3));
+    assert_eq!(fib.v4().get(p4("9.0.0.0/8")), Some(5));
+    assert_eq!(fib.v6().len(), 1);
+    assert_eq!(fib.v6().get(p6("2001:db8::/32")), Some(8));
+    let order: Vec<String> = fib.v4().iter().map(|(p, _)| p.to_string()).collect();
     assert_eq!(order, ["9.0.0.0/8", "10.0.0.0/8"]);
 }
 
@@ -271,16 +272,16 @@ fn real_ipv4_tables_load_with_the_documented_counts() {
     for &(name, routes, min, max, most) in IPV4_TABLES {
         let path = data.join("ipv4").join(name);
         let fib = read_fib(&path).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(fib.v4.len(), routes, "{name}");
-        assert_eq!(fib.v6.len(), 0, "{name}");
+        assert_eq!(fib.v4().len(), routes, "{name}");
+        assert_eq!(fib.v6().len(), 0, "{name}");
         assert_eq!(count_route_lines(&path), routes, "{name}: duplicates?");
         assert_eq!(
-            length_summary(&fib.v4.length_histogram()),
+            length_summary(&fib.v4().length_histogram()),
             (min, max, most),
             "{name}"
         );
         assert!(
-            fib.v4.iter().all(|(_, nh)| nh >= 1),
+            fib.v4().iter().all(|(_, nh)| nh >= 1),
             "{name}: next hop ids start at 1"
         );
     }
@@ -302,18 +303,18 @@ fn real_ipv6_tables_load_with_the_documented_counts() {
     for (name, routes, lengths) in tables {
         let path = data.join("ipv6").join(&name);
         let fib = read_fib(&path).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(fib.v6.len(), routes, "{name}");
-        assert_eq!(fib.v4.len(), 0, "{name}");
+        assert_eq!(fib.v6().len(), routes, "{name}");
+        assert_eq!(fib.v4().len(), 0, "{name}");
         if let Some(lengths) = lengths {
             assert_eq!(
-                length_summary(&fib.v6.length_histogram()),
+                length_summary(&fib.v6().length_histogram()),
                 lengths,
                 "{name}"
             );
             assert_eq!(count_route_lines(&path), routes, "{name}: duplicates?");
         }
         assert!(
-            fib.v6.iter().all(|(_, nh)| nh >= 1),
+            fib.v6().iter().all(|(_, nh)| nh >= 1),
             "{name}: next hop ids start at 1"
         );
     }

@@ -33,9 +33,9 @@ use std::io::BufRead;
 use std::path::Path;
 
 #[cfg(feature = "mrt")]
-use crate::io::LoadError;
+use crate::LoadError;
 #[cfg(feature = "mrt")]
-use crate::table::Table;
+use ipfib::Table;
 
 /// Loads an MRT RIB dump (plain, gzip or bzip2; `-` is standard input) as a FIB, choosing
 /// paths and values by `options`.

@@ -10,14 +10,14 @@ mod mrt_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ipfib::io::{load_fib_with_report, FileFormat, LoadOptions};
-use ipfib::Fib;
+use ipfib_io::{load_fib_with_report, FileFormat, LoadOptions};
+use ipfib::Table;
 use mrt_support::data_file;
 
 /// Every route of both families as (prefix text, value).
-fn routes(fib: &Fib) -> BTreeMap<String, u32> {
-    let v4 = fib.v4.iter().map(|(p, v)| (p.to_string(), v));
-    let v6 = fib.v6.iter().map(|(p, v)| (p.to_string(), v));
+fn routes(fib: &Table) -> BTreeMap<String, u32> {
+    let v4 = fib.v4().iter().map(|(p, v)| (p.to_string(), v));
+    let v6 = fib.v6().iter().map(|(p, v)| (p.to_string(), v));
     v4.chain(v6).collect()
 }
 

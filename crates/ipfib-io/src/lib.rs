@@ -17,7 +17,7 @@ use std::path::Path;
 pub use error::LoadError;
 pub use mrt::{FileFormat, LoadOptions, LoadReport, PeerChoice, ValueKind};
 
-use crate::table::Table;
+use ipfib::Table;
 
 /// Loads a FIB file (or standard input for `-`) of any supported format. Nothing half-built is
 /// returned: any error in the file is an error for the whole load. `options` only matter for

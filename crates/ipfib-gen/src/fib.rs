@@ -30,9 +30,9 @@ use super::fastset::{FastMap, FastSet};
 use super::hops::HopDraw;
 use super::profile::{Profile, Ratio};
 use super::rng::{Rng, Stream};
-use crate::addr::Address;
-use crate::prefix::Prefix;
-use crate::route_table::{NextHop, RouteTable};
+use ipfib::Address;
+use ipfib::Prefix;
+use ipfib::{NextHop, RouteTable};
 
 /// Random positions tried in a block or parent before scanning it for a free one.
 const TRIES: u32 = 8;

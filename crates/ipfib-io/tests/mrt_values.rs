@@ -9,7 +9,7 @@ mod mrt_support;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use ipfib::io::{load_fib_with_report, LoadOptions, LoadReport, PeerChoice, ValueKind};
+use ipfib_io::{load_fib_with_report, LoadOptions, LoadReport, PeerChoice, ValueKind};
 use mrt_support::{data_file, gz_lines};
 
 const RIB: &str = "mrt/rib/rrc00.bview.20020722.2337.gz";
@@ -107,8 +107,8 @@ fn ours(rib: &Path, peer: PeerChoice, value: ValueKind) -> (BTreeMap<String, u32
         skip_bad_records: false,
     };
     let (fib, report) = load_fib_with_report(rib, &options).unwrap();
-    assert!(fib.v6.is_empty());
-    let table = fib.v4.iter().map(|(p, v)| (p.to_string(), v)).collect();
+    assert!(fib.v6().is_empty());
+    let table = fib.v4().iter().map(|(p, v)| (p.to_string(), v)).collect();
     (table, report)
 }
 

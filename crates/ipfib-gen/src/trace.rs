@@ -5,9 +5,9 @@ use std::str::FromStr;
 
 use super::rng::{Rng, Stream};
 use super::GenError;
-use crate::addr::Address;
-use crate::prefix::Prefix;
-use crate::route_table::RouteTable;
+use ipfib::Address;
+use ipfib::Prefix;
+use ipfib::RouteTable;
 
 /// How trace addresses are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

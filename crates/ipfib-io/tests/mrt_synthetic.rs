@@ -5,8 +5,8 @@
 
 mod mrt_support;
 
-use ipfib::io::{load_fib, load_fib_with_report, LoadOptions, PeerChoice, ValueKind};
-use ipfib::LoadError;
+use ipfib_io::{load_fib, load_fib_with_report, LoadOptions, PeerChoice, ValueKind};
+use ipfib_io::LoadError;
 use mrt_support::{temp_dir, Entry, MrtBuilder, Seg};
 
 fn opts(peer: PeerChoice, value: ValueKind) -> LoadOptions {
@@ -86,10 +86,10 @@ fn best_path_ties_as_sets_and_values() {
     let (fib, report) =
         load_fib_with_report(&path, &opts(PeerChoice::Best, ValueKind::NextHop)).unwrap();
     // Next hops numbered from 1 by first appearance among chosen paths.
-    assert_eq!(fib.get(net("10.1.0.0/16")).unwrap(), Some(1)); // 198.51.100.1
-    assert_eq!(fib.get(net("10.2.0.0/16")).unwrap(), Some(2)); // 198.51.100.2
-    assert_eq!(fib.get(net("10.3.0.0/16")).unwrap(), None);
-    assert_eq!(fib.get(net("2001:db8:1::/48")).unwrap(), Some(3));
+    assert_eq!(fib.get(&net("10.1.0.0/16")), Some(1)); // 198.51.100.1
+    assert_eq!(fib.get(&net("10.2.0.0/16")), Some(2)); // 198.51.100.2
+    assert_eq!(fib.get(&net("10.3.0.0/16")), None);
+    assert_eq!(fib.get(&net("2001:db8:1::/48")), Some(3));
     assert_eq!(report.prefixes_without_value, 1);
     assert_eq!(report.paths, 6);
     assert!(report
@@ -98,20 +98,20 @@ fn best_path_ties_as_sets_and_values() {
         .any(|w| w.contains("left out 1 prefixes")));
 
     let fib = load_fib(&path, &opts(PeerChoice::Best, ValueKind::OriginAs)).unwrap();
-    assert_eq!(fib.get(net("10.1.0.0/16")).unwrap(), Some(9));
-    assert_eq!(fib.get(net("10.2.0.0/16")).unwrap(), Some(20));
-    assert_eq!(fib.get(net("10.3.0.0/16")).unwrap(), Some(11));
+    assert_eq!(fib.get(&net("10.1.0.0/16")), Some(9));
+    assert_eq!(fib.get(&net("10.2.0.0/16")), Some(20));
+    assert_eq!(fib.get(&net("10.3.0.0/16")), Some(11));
     assert_eq!(
-        fib.get(net("2001:db8:1::/48")).unwrap(),
+        fib.get(&net("2001:db8:1::/48")),
         Some(4_200_000_000)
     );
 
     let fib = load_fib(&path, &opts(PeerChoice::Best, ValueKind::Peer)).unwrap();
     let values: Vec<u32> = fib
-        .v4
+        .v4()
         .iter()
         .map(|(_, v)| v)
-        .chain(fib.v6.iter().map(|(_, v)| v))
+        .chain(fib.v6().iter().map(|(_, v)| v))
         .collect();
     assert_eq!(values, [0, 1, 0, 2]);
 
@@ -119,7 +119,7 @@ fn best_path_ties_as_sets_and_values() {
     let (fib, report) =
         load_fib_with_report(&path, &opts(PeerChoice::Index(1), ValueKind::OriginAs)).unwrap();
     assert_eq!(fib.len(), 2);
-    assert_eq!(fib.get(net("10.1.0.0/16")).unwrap(), Some(7));
+    assert_eq!(fib.get(&net("10.1.0.0/16")), Some(7));
     assert_eq!(report.prefixes_not_from_peer, 2);
     let by_ip = load_fib(
         &path,
@@ -222,7 +222,7 @@ fn dropped_entries_host_bits_and_unknown_peers_are_errors_or_counted_skips() {
         let (fib, report) = load_fib_with_report(&path, &skip).unwrap();
         assert_eq!(report.skipped_records + report.skipped_paths, 1, "{name}");
         assert_eq!(fib.len(), 2, "{name}: the good records around the bad one");
-        assert_eq!(fib.get(net("10.9.0.0/16")).unwrap(), Some(2));
+        assert_eq!(fib.get(&net("10.9.0.0/16")), Some(2));
     }
 }
 

@@ -5,35 +5,17 @@
 //! directory (skipped when it is absent) with a minimal reader of the text format, so this test
 //! does not depend on the library's own reader.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::time::Instant;
 
-use flate2::read::GzDecoder;
-use ipfib::gen::{self, shape};
+use ipfib_gen::{shape};
 use ipfib::{Address, Intervals, Prefix, RouteTable};
 
-/// `prefix/len next_hop` lines of a gzip text file; `#` comments skipped.
-fn load<A: Address>(path: &Path) -> RouteTable<A>
-where
-    <A::Net as std::str::FromStr>::Err: std::fmt::Debug,
-{
-    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    BufReader::new(GzDecoder::new(file))
-        .lines()
-        .map(|l| l.expect("readable"))
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let mut it = l.split_whitespace();
-            let net: A::Net = it.next().expect("prefix").parse().expect("valid prefix");
-            let nh: u32 = it
-                .next()
-                .expect("next hop")
-                .parse()
-                .expect("numeric next hop");
-            (Prefix::from_net(net).expect("canonical"), nh)
-        })
-        .collect()
+/// A real table's routes of family `A`, read with the project's own loader.
+fn load<A: Address>(path: &Path) -> RouteTable<A> {
+    let table = ipfib_io::load_fib(path, &ipfib_io::LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    table.family::<A>().clone()
 }
 
 /// Shares of each depth, in percent.
@@ -179,7 +161,7 @@ fn ipv6_resembles_ris_dfz10() {
     };
     let real: RouteTable<u128> = load(&dir.join("ipv6/ipv6-ris-dfz10-20241220.txt.gz"));
     let started = Instant::now();
-    let synth = gen::fib_v6(real.len(), 1);
+    let synth = ipfib_gen::fib_v6(real.len(), 1);
     println!(
         "generated {} IPv6 routes in {:?}",
         synth.len(),
@@ -197,7 +179,7 @@ fn ipv4_resembles_bart_tier1() {
     };
     let real: RouteTable<u32> = load(&dir.join("ipv4/ipv4-bart-tier1-2023.txt.gz"));
     let started = Instant::now();
-    let synth = gen::fib_v4(real.len(), 1);
+    let synth = ipfib_gen::fib_v4(real.len(), 1);
     println!(
         "generated {} IPv4 routes in {:?}",
         synth.len(),
@@ -224,7 +206,7 @@ fn synth_sizes() {
     println!("routes | build | top lengths | nested | depth>=2 | intervals");
     for n in [250_000, 500_000, 750_000, 1_000_000] {
         let started = Instant::now();
-        let t = gen::fib_v6(n, 1);
+        let t = ipfib_gen::fib_v6(n, 1);
         let build = started.elapsed();
         assert_eq!(t.len(), n);
         let h = t.length_histogram();

@@ -11,7 +11,7 @@
 
 use std::marker::PhantomData;
 
-use crate::addr::Address;
+use ipfib::Address;
 
 use super::{profile_v4, profile_v6};
 

@@ -10,11 +10,11 @@
 //! `(size, seed)` pair names the same table on every platform and version.
 //!
 //! ```
-//! use ipfib::gen::{self, TraceKind};
+//! use ipfib_gen::{TraceKind};
 //!
-//! let table = gen::fib_v6(10_000, 1);
+//! let table = ipfib_gen::fib_v6(10_000, 1);
 //! assert_eq!(table.len(), 10_000);
-//! let addrs = gen::trace(&table, TraceKind::Matched, 1_000, 1);
+//! let addrs = ipfib_gen::trace(&table, TraceKind::Matched, 1_000, 1);
 //! assert!(addrs.iter().all(|&a| table.iter().any(|(p, _)| p.contains(a))));
 //! ```
 
@@ -31,8 +31,8 @@ mod trace;
 pub use profile::{Profile, IPV4_TIER1, IPV6_DFZ};
 pub use trace::{trace, try_trace, TraceKind};
 
-use crate::addr::Address;
-use crate::route_table::RouteTable;
+use ipfib::Address;
+use ipfib::RouteTable;
 
 /// Why a generator request cannot be met.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -9,7 +9,7 @@
 //! ranks starting at 1, like the shared data files' next-hop ids.
 
 use super::rng::Rng;
-use crate::route_table::NextHop;
+use ipfib::NextHop;
 
 /// Offset `q` of the law.
 const OFFSET: f64 = 10.0;
@@ -51,7 +51,7 @@ impl HopDraw {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gen::rng::Stream;
+    use crate::rng::Stream;
 
     #[test]
     fn ranks_stay_in_range_and_fall_off() {

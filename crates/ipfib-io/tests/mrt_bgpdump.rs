@@ -5,7 +5,7 @@
 
 mod mrt_support;
 
-use ipfib::io::mrt::RibReader;
+use ipfib_io::mrt::RibReader;
 use mrt_support::{data_file, gz_lines};
 
 /// The fields of a `bgpdump -m` line that the reader reproduces, by name.
@@ -37,7 +37,7 @@ fn compare(rib: &str, expected: &str) {
     };
     let lines = gz_lines(&expected);
     let reader = RibReader::open(&rib, false).unwrap();
-    let v1 = reader.report().format == ipfib::io::FileFormat::MrtTableDump;
+    let v1 = reader.report().format == ipfib_io::FileFormat::MrtTableDump;
     let routes: Vec<_> = reader.map(|r| r.unwrap()).collect();
     assert_eq!(
         routes.len(),

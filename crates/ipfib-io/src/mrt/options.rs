@@ -103,7 +103,7 @@ impl fmt::Display for ValueKind {
     }
 }
 
-/// Options for [`crate::io::load_fib`]. Text files ignore them.
+/// Options for [`crate::load_fib`]. Text files ignore them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Which path of each prefix (MRT only).
@@ -135,7 +135,7 @@ impl LoadOptions {
 /// The kind of file that was loaded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileFormat {
-    /// The text format of [`crate::io::text`].
+    /// The text format of [`crate::text`].
     Text,
     /// An MRT TABLE_DUMP (v1) RIB dump.
     MrtTableDump,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use bzip2::read::MultiBzDecoder;
 use flate2::read::MultiGzDecoder;
 
-use crate::io::LoadError;
+use crate::LoadError;
 
 /// Buffer size of the readers returned here: large enough that line parsing, not system calls,
 /// dominates the cost of reading a table.

@@ -7,8 +7,8 @@ use ipnet::IpNet;
 
 use super::options::{LoadOptions, LoadReport, PeerChoice, ValueKind};
 use super::routes::{RibReader, RibRoute};
-use crate::io::LoadError;
-use crate::table::Table;
+use crate::LoadError;
+use ipfib::Table;
 
 /// The best path of a prefix so far.
 struct Candidate {
