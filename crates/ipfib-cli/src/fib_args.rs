@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ipfib::io::{LoadOptions, LoadReport, PeerChoice, ValueKind};
-use ipfib::Fib;
+use ipfib::Table;
+use ipfib_io::{LoadOptions, LoadReport, PeerChoice, ValueKind};
 
 /// Where the forwarding table comes from.
 #[derive(clap::Args, Debug, Clone)]
@@ -58,15 +58,15 @@ impl MrtArgs {
 impl FibArgs {
     /// Loads the table; any error names the file and line (or byte offset). Skipped records
     /// and left-out prefixes are reported on stderr.
-    pub fn load(&self) -> anyhow::Result<Fib> {
+    pub fn load(&self) -> anyhow::Result<Table> {
         Ok(load_reporting(&self.fib, &self.mrt)?.0)
     }
 }
 
 /// Loads any FIB file with these MRT options, printing the load's warnings (skipped records,
 /// left-out prefixes) on stderr so a shortened table is never presented as whole.
-pub fn load_reporting(path: &Path, mrt: &MrtArgs) -> anyhow::Result<(Fib, LoadReport)> {
-    let (fib, report) = ipfib::io::load_fib_with_report(path, &mrt.options())?;
+pub fn load_reporting(path: &Path, mrt: &MrtArgs) -> anyhow::Result<(Table, LoadReport)> {
+    let (fib, report) = ipfib_io::load_fib_with_report(path, &mrt.options())?;
     for warning in report.warnings() {
         eprintln!("ipfib: {}: {warning}", path.display());
     }

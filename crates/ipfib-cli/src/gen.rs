@@ -1,19 +1,17 @@
 //! `ipfib gen fib` and `ipfib gen trace`: synthetic tables and lookup traces.
 //!
 //! Both are deterministic in `--seed`, so a benchmark quoted as "1 M routes, seed 1" can be
-//! regenerated anywhere (see `ipfib::gen`).
+//! regenerated anywhere (see `ipfib_gen`).
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
-use flate2::write::GzEncoder;
-use flate2::Compression;
-use ipfib::gen::{self, TraceKind};
-use ipfib::{Address, Fib, RouteTable};
+use ipfib::{Address, RouteTable, Table};
+use ipfib_gen::TraceKind;
 
+use crate::family::Family;
 use crate::fib_args::FibArgs;
+use crate::output::write_to;
 
 /// Generators.
 #[derive(clap::Subcommand)]
@@ -29,8 +27,8 @@ pub enum Command {
 #[derive(clap::Args)]
 pub struct FibCmd {
     /// Address family: 6 or 4.
-    #[arg(long, value_parser = parse_family)]
-    family: u8,
+    #[arg(long)]
+    family: Family,
     /// Exact number of distinct routes.
     #[arg(long)]
     prefixes: usize,
@@ -59,19 +57,11 @@ pub struct TraceCmd {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Family of a FIB holding both (6 or 4); default: the family with more routes.
-    #[arg(long, value_parser = parse_family)]
-    family: Option<u8>,
+    #[arg(long)]
+    family: Option<Family>,
     /// Output file (`-` for stdout); a name ending in `.gz` is gzip-compressed.
     #[arg(long, default_value = "-")]
     out: PathBuf,
-}
-
-fn parse_family(s: &str) -> Result<u8, String> {
-    match s.trim() {
-        "4" | "v4" | "ipv4" => Ok(4),
-        "6" | "v6" | "ipv6" => Ok(6),
-        other => Err(format!("unknown family {other:?}: expected 4 or 6")),
-    }
 }
 
 /// Runs the subcommand.
@@ -83,24 +73,30 @@ pub fn run(cmd: Command) -> anyhow::Result<()> {
 }
 
 fn run_fib(args: FibCmd) -> anyhow::Result<()> {
-    let mut fib = Fib::new();
-    if args.family == 6 {
-        fib.v6 = gen::IPV6_DFZ.generate(args.prefixes, args.seed)?;
-    } else {
-        fib.v4 = gen::IPV4_TIER1.generate(args.prefixes, args.seed)?;
-    }
-    write_to(&args.out, |out| ipfib::io::text::write_fib(out, &fib))
+    let table: Table = match args.family {
+        Family::V6 => ipfib_gen::IPV6_DFZ
+            .generate(args.prefixes, args.seed)?
+            .into(),
+        Family::V4 => ipfib_gen::IPV4_TIER1
+            .generate(args.prefixes, args.seed)?
+            .into(),
+    };
+    write_to(&args.out, |out| ipfib_io::text::write_fib(out, &table))
 }
 
 fn run_trace(args: TraceCmd) -> anyhow::Result<()> {
-    let fib = args.fib.load()?;
+    let table = args.fib.load()?;
     let family = args
         .family
-        .unwrap_or(if fib.v4.len() > fib.v6.len() { 4 } else { 6 });
+        .unwrap_or(if table.v4().len() > table.v6().len() {
+            Family::V4
+        } else {
+            Family::V6
+        });
     let path = args.fib.fib.display().to_string();
     match family {
-        4 => trace_family(&fib.v4, &args, &path),
-        _ => trace_family(&fib.v6, &args, &path),
+        Family::V4 => trace_family(table.v4(), &args, &path),
+        Family::V6 => trace_family(table.v6(), &args, &path),
     }
 }
 
@@ -109,7 +105,7 @@ fn trace_family<A: Address>(
     args: &TraceCmd,
     path: &str,
 ) -> anyhow::Result<()> {
-    let addrs = gen::try_trace(table, args.kind, args.count, args.seed)
+    let addrs = ipfib_gen::try_trace(table, args.kind, args.count, args.seed)
         .with_context(|| format!("{path}: cannot make a trace"))?;
     write_to(&args.out, |out| {
         for a in &addrs {
@@ -117,34 +113,4 @@ fn trace_family<A: Address>(
         }
         out.flush()
     })
-}
-
-/// Writes through `write` to stdout (`-`) or a file, gzip-compressed when the name ends in
-/// `.gz`; errors name the file.
-fn write_to(
-    path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> anyhow::Result<()> {
-    if path.as_os_str() == "-" {
-        let stdout = io::stdout();
-        let mut out = BufWriter::new(stdout.lock());
-        return write(&mut out)
-            .and_then(|()| out.flush())
-            .context("writing to stdout");
-    }
-    let name = path.display();
-    let file = File::create(path).with_context(|| format!("{name}: cannot create"))?;
-    let result = if path.extension().is_some_and(|e| e == "gz") {
-        // The buffer sits in front of the compressor: the writers emit one short line at a
-        // time, and feeding those to deflate directly is several times slower.
-        let mut out = BufWriter::new(GzEncoder::new(file, Compression::default()));
-        write(&mut out).and_then(|()| {
-            let gz = out.into_inner().map_err(|e| e.into_error())?;
-            gz.finish().map(drop)
-        })
-    } else {
-        let mut out = BufWriter::new(file);
-        write(&mut out).and_then(|()| out.flush())
-    };
-    result.with_context(|| format!("{name}: write failed"))
 }

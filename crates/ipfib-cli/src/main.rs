@@ -4,11 +4,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod addresses;
 mod bench;
 mod convert;
+mod engine_arg;
+mod family;
 mod fib_args;
 mod gen;
 mod lookup;
+mod output;
 mod stats;
 
 /// Exact, fast longest-prefix match for IPv4 and IPv6 forwarding tables.

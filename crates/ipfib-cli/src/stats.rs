@@ -1,18 +1,18 @@
 //! `ipfib stats`: what a FIB looks like and what the chosen engine makes of it.
 //!
 //! Per family: routes, the prefix-length histogram (non-empty lengths only), the number of
-//! merged elementary intervals, and for the engine its build time, size and size per prefix.
-//! PlanB adds its depth (dependent steps of a lookup), the SIMD node search chosen at run time,
-//! tree nodes, IPv6 second-stage cells and distinct answers; the reference engine the number of
-//! prefix lengths a lookup may probe. The numbers explain a benchmark result: depth and bytes
-//! per prefix are what a lookup's cache misses follow from.
+//! merged elementary intervals, the engine's build time, size and size per prefix, and then
+//! whatever the engine reports about its own shape ([`ipfib::Lookup::describe`]: PlanB its
+//! depth, node search and node counts; the reference engine its probe count; ...). The
+//! numbers explain a benchmark result: depth and bytes per prefix are what a lookup's cache
+//! misses follow from.
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use ipfib::engine::planb::layout::Family;
-use ipfib::{EngineKind, Intervals, Lpm, PlanB, Reference, RouteTable};
-use serde_json::{json, Value};
+use ipfib::engine::{Detail, DetailValue, EngineInfo};
+use ipfib::{Address, BuildOptions, Intervals, RouteTable};
+use serde_json::{json, Map, Value};
 
 use crate::fib_args::FibArgs;
 
@@ -21,9 +21,9 @@ use crate::fib_args::FibArgs;
 pub struct Args {
     #[command(flatten)]
     fib: FibArgs,
-    /// Engine to build and describe (planb or reference).
-    #[arg(long, value_name = "ENGINE", default_value = "planb")]
-    engine: EngineKind,
+    /// Engine to build and describe (any registered engine).
+    #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::parse)]
+    engine: &'static EngineInfo,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -36,79 +36,38 @@ struct FamilyStats {
     /// `(length, routes)` for every length that has routes, ascending.
     histogram: Vec<(u8, usize)>,
     intervals: usize,
-    engine: EngineStats,
-}
-
-/// What was measured for the engine of one family.
-struct EngineStats {
     build: Duration,
     bytes: usize,
-    /// PlanB only: tree levels a lookup walks.
-    depth: Option<usize>,
-    /// PlanB only: the node-search backend.
-    backend: Option<&'static str>,
-    /// PlanB only: cache-line tree nodes.
-    nodes: Option<usize>,
-    /// PlanB only: IPv6 /48 cells resolved by the second stage.
-    fallback_cells: Option<usize>,
-    /// PlanB only: distinct answers (including "no route").
-    results: Option<usize>,
-    /// Reference only: prefix lengths a lookup probes at worst.
-    max_probes: Option<usize>,
+    details: Vec<Detail>,
 }
 
 impl FamilyStats {
-    fn measure<A: Family>(table: &RouteTable<A>, kind: EngineKind) -> Self {
+    fn measure<A: Address>(table: &RouteTable<A>, engine: &EngineInfo) -> anyhow::Result<Self> {
         let lengths = table.length_histogram();
         let histogram: Vec<(u8, usize)> =
             (0..=A::BITS).zip(lengths).filter(|&(_, n)| n > 0).collect();
-        let (intervals, engine) = match kind {
-            EngineKind::PlanB => {
-                let start = Instant::now();
-                let planb = PlanB::build(table);
-                let build = start.elapsed();
-                let s = planb.stats();
-                let engine = EngineStats {
-                    build,
-                    bytes: s.bytes,
-                    depth: Some(s.depth),
-                    backend: Some(s.backend),
-                    nodes: Some(s.nodes),
-                    fallback_cells: Some(s.fallback_cells),
-                    results: Some(s.results),
-                    max_probes: None,
-                };
-                (s.intervals, engine)
-            }
-            EngineKind::Reference => {
-                let start = Instant::now();
-                let reference = Reference::build(table);
-                let build = start.elapsed();
-                let engine = EngineStats {
-                    build,
-                    bytes: reference.memory_bytes(),
-                    depth: None,
-                    backend: None,
-                    nodes: None,
-                    fallback_cells: None,
-                    results: None,
-                    max_probes: Some(histogram.len()),
-                };
-                (Intervals::from_table(table).len(), engine)
-            }
-        };
-        FamilyStats {
+        let start = Instant::now();
+        let built = engine.build(table, &BuildOptions::default())?;
+        let build = start.elapsed();
+        Ok(FamilyStats {
             family: A::FAMILY,
             routes: table.len(),
             histogram,
-            intervals,
-            engine,
-        }
+            intervals: Intervals::from_table(table).len(),
+            build,
+            bytes: built.memory_bytes(),
+            // "intervals" is a property of the table, shown for every engine above.
+            details: built
+                .describe()
+                .into_iter()
+                .filter(|d| d.name != "intervals")
+                .collect(),
+        })
     }
 
     /// Bytes of the engine per route, undefined for an empty table.
     fn bytes_per_prefix(&self) -> Option<f64> {
-        (self.routes > 0).then(|| self.engine.bytes as f64 / self.routes as f64)
+        (self.routes > 0).then(|| self.bytes as f64 / self.routes as f64)
     }
 
     fn to_json(&self) -> Value {
@@ -117,57 +76,43 @@ impl FamilyStats {
             .iter()
             .map(|&(len, n)| json!({ "length": len, "routes": n }))
             .collect();
-        let e = &self.engine;
-        json!({
-            "family": self.family,
-            "routes": self.routes,
-            "prefix_lengths": histogram,
-            "intervals": self.intervals,
-            "build_ms": e.build.as_secs_f64() * 1e3,
-            "bytes": e.bytes,
-            "bytes_per_prefix": self.bytes_per_prefix(),
-            "depth": e.depth,
-            "backend": e.backend,
-            "nodes": e.nodes,
-            "fallback_cells": e.fallback_cells,
-            "results": e.results,
-            "max_probes": e.max_probes,
-        })
+        let mut object = Map::new();
+        object.insert("family".into(), json!(self.family));
+        object.insert("routes".into(), json!(self.routes));
+        object.insert("prefix_lengths".into(), json!(histogram));
+        object.insert("intervals".into(), json!(self.intervals));
+        object.insert("build_ms".into(), json!(self.build.as_secs_f64() * 1e3));
+        object.insert("bytes".into(), json!(self.bytes));
+        object.insert("bytes_per_prefix".into(), json!(self.bytes_per_prefix()));
+        for d in &self.details {
+            let value = match &d.value {
+                DetailValue::Count(n) | DetailValue::Bytes(n) => json!(n),
+                DetailValue::Text(s) => json!(s),
+                DetailValue::Ratio(x) => json!(x),
+                other => json!(other.to_string()),
+            };
+            object.insert(d.name.into(), value);
+        }
+        Value::Object(object)
     }
 
     fn to_text(&self, out: &mut String) {
-        let e = &self.engine;
         let row = |out: &mut String, label: &str, value: &str| {
             let _ = writeln!(out, "  {label:<18}{value}");
         };
         let _ = writeln!(out, "{}", self.family);
         row(out, "routes", &self.routes.to_string());
         row(out, "intervals", &self.intervals.to_string());
-        if let Some(depth) = e.depth {
-            row(out, "tree depth", &depth.to_string());
+        for d in &self.details {
+            row(out, &d.name.replace('_', " "), &d.value.to_string());
         }
-        if let Some(probes) = e.max_probes {
-            row(out, "max probes", &probes.to_string());
-        }
-        if let Some(backend) = e.backend {
-            row(out, "node search", backend);
-        }
-        if let Some(nodes) = e.nodes {
-            row(out, "tree nodes", &nodes.to_string());
-        }
-        if let Some(cells) = e.fallback_cells.filter(|&c| c > 0) {
-            row(out, "fallback cells", &cells.to_string());
-        }
-        if let Some(results) = e.results {
-            row(out, "distinct results", &results.to_string());
-        }
-        let mib = e.bytes as f64 / (1024.0 * 1024.0);
-        row(out, "bytes", &format!("{} ({mib:.2} MiB)", e.bytes));
+        let mib = self.bytes as f64 / (1024.0 * 1024.0);
+        row(out, "bytes", &format!("{} ({mib:.2} MiB)", self.bytes));
         let per_prefix = self
             .bytes_per_prefix()
             .map_or_else(|| "-".to_string(), |b| format!("{b:.2}"));
         row(out, "bytes per prefix", &per_prefix);
-        let ms = e.build.as_secs_f64() * 1e3;
+        let ms = self.build.as_secs_f64() * 1e3;
         row(out, "build time", &format!("{ms:.1} ms"));
         if self.histogram.is_empty() {
             row(out, "prefix lengths", "(no routes)");
@@ -189,16 +134,16 @@ impl FamilyStats {
 /// Runs the subcommand.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let start = Instant::now();
-    let fib = args.fib.load()?;
+    let table = args.fib.load()?;
     let load = start.elapsed();
     let families = [
-        FamilyStats::measure(&fib.v4, args.engine),
-        FamilyStats::measure(&fib.v6, args.engine),
+        FamilyStats::measure(table.v4(), args.engine)?,
+        FamilyStats::measure(table.v6(), args.engine)?,
     ];
     let report = if args.json {
         let value = json!({
             "fib": args.fib.fib.display().to_string(),
-            "routes": fib.len(),
+            "routes": table.len(),
             "load_ms": load.as_secs_f64() * 1e3,
             "engine": args.engine.name(),
             "families": families.iter().map(FamilyStats::to_json).collect::<Vec<_>>(),
@@ -210,11 +155,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             out,
             "{}: {} routes ({} IPv4, {} IPv6), loaded in {:.1} ms; engine {}",
             args.fib.fib.display(),
-            fib.len(),
-            fib.v4.len(),
-            fib.v6.len(),
+            table.len(),
+            table.v4().len(),
+            table.v6().len(),
             load.as_secs_f64() * 1e3,
-            args.engine
+            args.engine.name()
         );
         for f in &families {
             out.push('\n');

@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use ipfib::io::{load_fib, LoadOptions, PeerChoice, ValueKind};
+use ipfib_io::{load_fib, LoadOptions, PeerChoice, ValueKind};
 
 fn ipfib(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ipfib"))

@@ -6,8 +6,8 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use common::{ipfib, write_file};
-use ipfib::gen::{self, TraceKind};
 use ipfib::{Intervals, Prefix};
+use ipfib_gen::TraceKind;
 
 #[test]
 fn generated_file_is_the_library_table() {
@@ -30,9 +30,9 @@ fn generated_file_is_the_library_table() {
         None,
     );
     assert!(out.success, "{}", out.stderr);
-    let fib = ipfib::io::load_fib(Path::new(path), &ipfib::io::LoadOptions::default()).unwrap();
-    assert!(fib.v4.is_empty());
-    assert_eq!(fib.v6, gen::fib_v6(2000, 3));
+    let fib = ipfib_io::load_fib(Path::new(path), &ipfib_io::LoadOptions::default()).unwrap();
+    assert!(fib.v4().is_empty());
+    assert_eq!(fib.v6(), &ipfib_gen::fib_v6(2000, 3));
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn trace_hits_the_table_and_matches_the_library() {
         None,
     );
     assert!(out.success, "{}", out.stderr);
-    let table = gen::fib_v4(3000, 1);
+    let table = ipfib_gen::fib_v4(3000, 1);
     let iv = Intervals::from_table(&table);
     let addrs: Vec<u32> = out
         .stdout
@@ -89,7 +89,7 @@ fn trace_hits_the_table_and_matches_the_library() {
             IpAddr::V6(a) => panic!("IPv6 address {a} in an IPv4 trace"),
         })
         .collect();
-    assert_eq!(addrs, gen::trace(&table, TraceKind::Uniform, 500, 4));
+    assert_eq!(addrs, ipfib_gen::trace(&table, TraceKind::Uniform, 500, 4));
     assert!(addrs.iter().all(|&a| iv.lookup(a).is_some()));
 }
 

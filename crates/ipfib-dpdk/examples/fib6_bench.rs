@@ -1,5 +1,5 @@
 //! Times `dpdk-fib6` bulk lookups (through `Lpm::lookup_batch`) on a real IPv6 table with a
-//! matched trace, after checking every answer against `ipfib::Reference`.
+//! matched trace, after checking every answer against `ipfib::engine::reference::Reference`.
 //!
 //! `cargo run --release -p ipfib-dpdk --features dpdk --example fib6_bench -- [TABLE.txt.gz] [N]`
 //! Pin it for a stable figure: `taskset -c 1 ...`.
@@ -10,7 +10,8 @@ mod support;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ipfib::{Lpm, Reference};
+use ipfib::engine::reference::Reference;
+use ipfib::Lookup;
 use ipfib_dpdk::{DpdkFib6, DpdkLpm6};
 use rand::{Rng, SeedableRng};
 
@@ -39,10 +40,10 @@ fn main() {
     let table = support::load_gz::<u128>(&path);
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     let trace = support::matched_trace(&table, n, || rng.gen());
-    let reference = Reference::build(&table);
+    let reference = Reference::new(&table);
     let expected: Vec<Option<u32>> = trace.iter().map(|&a| reference.lookup(a)).collect();
 
-    let engines: Vec<Box<dyn Lpm<u128>>> = {
+    let engines: Vec<Box<dyn Lookup<u128>>> = {
         let t = Instant::now();
         let fib6 = DpdkFib6::build(&table).expect("dpdk-fib6 builds");
         eprintln!(

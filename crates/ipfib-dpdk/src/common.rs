@@ -15,7 +15,7 @@ pub(crate) const CHUNK: usize = 64;
 
 /// A batch through a DPDK bulk lookup, [`CHUNK`] addresses per call: each address is encoded
 /// into the C input array, `bulk` fills the C output array for that many inputs, and `decode`
-/// turns each output into an answer. The length check is the [`ipfib::Lpm`] contract's.
+/// turns each output into an answer. The length check is the [`ipfib::Lookup`] contract's.
 pub(crate) fn chunked_batch<A: Copy, I: Copy + Default, R: Copy + Default>(
     addrs: &[A],
     out: &mut [Option<NextHop>],

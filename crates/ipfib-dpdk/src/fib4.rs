@@ -1,4 +1,4 @@
-//! `rte_fib` (DIR-24-8) as an IPv4 [`Lpm`], with AVX-512 bulk lookups.
+//! `rte_fib` (DIR-24-8) as an IPv4 [`Lookup`], with AVX-512 bulk lookups.
 //!
 //! Next hops are stored as `next_hop + 1` with DPDK's default (miss) value 0, so a miss maps
 //! to `None` exactly and every `u32` next hop is representable: entries are 4 bytes when every
@@ -8,7 +8,7 @@
 use std::ffi::c_int;
 use std::ptr::NonNull;
 
-use ipfib::{LookupError, Lpm, NextHop, RouteTable};
+use ipfib::{Lookup, LookupError, NextHop, RouteTable};
 
 use crate::common::{self, Capacity};
 use crate::error::DpdkError;
@@ -149,7 +149,7 @@ fn decode(stored: u64) -> Option<NextHop> {
     stored.checked_sub(1).map(|nh| nh as NextHop)
 }
 
-impl Lpm<u32> for DpdkFib {
+impl Lookup<u32> for DpdkFib {
     fn name(&self) -> &'static str {
         ENGINE
     }

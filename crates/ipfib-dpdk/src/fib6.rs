@@ -1,4 +1,4 @@
-//! `rte_fib6` (TRIE) as an IPv6 [`Lpm`]: the fastest correct IPv6 structure DPDK has, with
+//! `rte_fib6` (TRIE) as an IPv6 [`Lookup`]: the fastest correct IPv6 structure DPDK has, with
 //! AVX-512 bulk lookups.
 //!
 //! Next hops are stored as `next_hop + 1` with DPDK's default (miss) value 0, so a miss maps
@@ -9,7 +9,7 @@
 use std::ffi::c_int;
 use std::ptr::NonNull;
 
-use ipfib::{LookupError, Lpm, NextHop, RouteTable};
+use ipfib::{Lookup, LookupError, NextHop, RouteTable};
 
 use crate::common::{self, Capacity};
 use crate::error::DpdkError;
@@ -147,7 +147,7 @@ fn decode(stored: u64) -> Option<NextHop> {
     stored.checked_sub(1).map(|nh| nh as NextHop)
 }
 
-impl Lpm<u128> for DpdkFib6 {
+impl Lookup<u128> for DpdkFib6 {
     fn name(&self) -> &'static str {
         ENGINE
     }

@@ -2,12 +2,12 @@
 //!
 //! The strongest correct baselines for ipfib's engines are DPDK's `rte_fib6`/`rte_fib`
 //! (with AVX-512 bulk lookups) and `rte_lpm6`/`rte_lpm`. This crate wraps each as an
-//! [`ipfib::Lpm`] so benchmarks and tests treat them like any other engine:
+//! [`ipfib::Lookup`] so benchmarks and tests treat them like any other engine:
 //! `DpdkFib6` (`dpdk-fib6`), `DpdkLpm6` (`dpdk-lpm6`), `DpdkFib` (`dpdk-fib`) and
 //! `DpdkLpm` (`dpdk-lpm`), built by `comparators_v6` / `comparators_v4`.
 //!
-//! The wrappers answer exactly like [`ipfib::Reference`] or refuse to be built: a table that a
-//! DPDK structure cannot represent (a next hop wider than its field, too many routes) is a
+//! The wrappers answer exactly like [`ipfib::engine::reference::Reference`] or refuse to be
+//! built: a table that a DPDK structure cannot represent (a next hop wider than its field, too many routes) is a
 //! typed [`DpdkError`], never a structure that gives wrong answers. See each type for how it
 //! encodes misses and default routes.
 //!
@@ -52,7 +52,7 @@ pub use dpdk_api::*;
 
 #[cfg(feature = "dpdk")]
 mod dpdk_api {
-    use ipfib::{Lpm, RouteTable};
+    use ipfib::{Lookup, RouteTable};
 
     pub use crate::eal::{init_eal, EalInfo};
     pub use crate::fib4::DpdkFib;
@@ -65,7 +65,9 @@ mod dpdk_api {
     /// if it is not running yet. Fails on the first structure that cannot represent the
     /// table exactly (for example `dpdk-lpm6` with a next hop of 2^21 or more); build the
     /// types one by one to keep the others in that case.
-    pub fn comparators_v6(table: &RouteTable<u128>) -> Result<Vec<Box<dyn Lpm<u128>>>, DpdkError> {
+    pub fn comparators_v6(
+        table: &RouteTable<u128>,
+    ) -> Result<Vec<Box<dyn Lookup<u128>>>, DpdkError> {
         Ok(vec![
             Box::new(DpdkFib6::build(table)?),
             Box::new(DpdkLpm6::build(table)?),
@@ -75,7 +77,7 @@ mod dpdk_api {
     /// Every DPDK IPv4 comparator for a table: `dpdk-fib`, then `dpdk-lpm`. Starts the EAL if
     /// it is not running yet. Fails on the first structure that cannot represent the table
     /// exactly (for example `dpdk-lpm` with a next hop of 2^24 or more).
-    pub fn comparators_v4(table: &RouteTable<u32>) -> Result<Vec<Box<dyn Lpm<u32>>>, DpdkError> {
+    pub fn comparators_v4(table: &RouteTable<u32>) -> Result<Vec<Box<dyn Lookup<u32>>>, DpdkError> {
         Ok(vec![
             Box::new(DpdkFib::build(table)?),
             Box::new(DpdkLpm::build(table)?),

@@ -1,4 +1,4 @@
-//! `rte_lpm` (DIR-24-8) as an IPv4 [`Lpm`].
+//! `rte_lpm` (DIR-24-8) as an IPv4 [`Lookup`].
 //!
 //! Limits handled here rather than left to DPDK: next hops are a 24-bit field (a wider one is
 //! a [`DpdkError::NextHopTooWide`], never truncated); depth 0 is refused by `rte_lpm`, so a
@@ -9,7 +9,7 @@
 use std::ffi::{c_int, c_uint};
 use std::ptr::NonNull;
 
-use ipfib::{LookupError, Lpm, NextHop, RouteTable};
+use ipfib::{Lookup, LookupError, NextHop, RouteTable};
 
 use crate::common::{self, Capacity};
 use crate::error::DpdkError;
@@ -115,7 +115,7 @@ impl DpdkLpm {
     }
 }
 
-impl Lpm<u32> for DpdkLpm {
+impl Lookup<u32> for DpdkLpm {
     fn name(&self) -> &'static str {
         ENGINE
     }

@@ -1,4 +1,4 @@
-//! `rte_lpm6` as an IPv6 [`Lpm`].
+//! `rte_lpm6` as an IPv6 [`Lookup`].
 //!
 //! Limits handled here rather than left to DPDK: next hops are a 21-bit field that DPDK
 //! truncates without an error, so a wider one is a [`DpdkError::NextHopTooWide`]; depths are
@@ -10,7 +10,7 @@
 use std::ffi::{c_int, c_uint};
 use std::ptr::NonNull;
 
-use ipfib::{LookupError, Lpm, NextHop, Prefix, RouteTable};
+use ipfib::{Lookup, LookupError, NextHop, Prefix, RouteTable};
 
 use crate::common::{self, Capacity};
 use crate::error::DpdkError;
@@ -107,7 +107,7 @@ impl DpdkLpm6 {
     }
 }
 
-impl Lpm<u128> for DpdkLpm6 {
+impl Lookup<u128> for DpdkLpm6 {
     fn name(&self) -> &'static str {
         ENGINE
     }

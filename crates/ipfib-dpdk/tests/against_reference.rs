@@ -1,11 +1,12 @@
-//! Every DPDK comparator against `ipfib::Reference`: hand-written edge cases (default route,
+//! Every DPDK comparator against `ipfib::engine::reference::Reference`: hand-written edge cases (default route,
 //! /1 halves, /24 /32 /64 /128 boundaries, the top of the space, next hop 0 and u32::MAX)
 //! and real tables from `../shared/data`.
 #![cfg(feature = "dpdk")]
 
 mod support;
 
-use ipfib::{Address, Lpm, Prefix, Reference, RouteTable};
+use ipfib::engine::reference::Reference;
+use ipfib::{Address, Lookup, Prefix, RouteTable};
 use ipfib_dpdk::{DpdkError, DpdkFib, DpdkFib6, DpdkLpm, DpdkLpm6};
 use rand::{Rng, SeedableRng};
 
@@ -42,8 +43,8 @@ fn probes<A: Address>(table: &RouteTable<A>, extra: usize, seed: u64) -> Vec<A> 
 }
 
 /// Single and batch lookups of `engine` equal the reference's at every address.
-fn assert_same<A: Address>(engine: &dyn Lpm<A>, table: &RouteTable<A>, addrs: &[A]) {
-    let reference = Reference::build(table);
+fn assert_same<A: Address>(engine: &dyn Lookup<A>, table: &RouteTable<A>, addrs: &[A]) {
+    let reference = Reference::new(table);
     let mut batch = vec![Some(u32::MAX - 7); addrs.len()];
     engine.lookup_batch(addrs, &mut batch).unwrap();
     for (&a, &b) in addrs.iter().zip(&batch) {
@@ -60,7 +61,7 @@ fn assert_same<A: Address>(engine: &dyn Lpm<A>, table: &RouteTable<A>, addrs: &[
 }
 
 /// Every comparator of one family, built from one table.
-type Engines<A> = Vec<Box<dyn Lpm<A>>>;
+type Engines<A> = Vec<Box<dyn Lookup<A>>>;
 
 fn v6_engines(t: &RouteTable<u128>) -> Engines<u128> {
     vec![

@@ -1,11 +1,11 @@
-//! Everything `ipfib bench` compares, per address family: our engines (every
-//! [`EngineKind::ALL`], so a new engine is benchmarked without touching this file), the peer
+//! Everything `ipfib bench` compares, per address family: our engines (every engine of the
+//! library's registry, so a new engine is benchmarked without touching this file), the peer
 //! crates (feature `peers`) and the extra comparators such as DPDK (feature `dpdk`).
 
-use ipfib::{Address, EngineKind, Lpm, RouteTable};
+use ipfib::{engine, Address, BuildOptions, Lookup, RouteTable};
 
 /// Builds one comparator from a table. Boxed so ours, the peers' and FFI ones mix in one list.
-pub type Builder<A> = Box<dyn Fn(&RouteTable<A>) -> anyhow::Result<Box<dyn Lpm<A>>>>;
+pub type Builder<A> = Box<dyn Fn(&RouteTable<A>) -> anyhow::Result<Box<dyn Lookup<A>>>>;
 
 /// One thing to benchmark: its name (as `--engines` accepts it) and how to build it.
 pub struct Contender<A: Address> {
@@ -19,8 +19,6 @@ pub struct Contender<A: Address> {
 
 /// What the bench needs to know per family to list its contenders.
 pub trait Family: Address + crate::bench::modes::FlipLow {
-    /// Builds one of our engines for this family.
-    fn build_ours(kind: EngineKind, table: &RouteTable<Self>) -> Box<dyn Lpm<Self>>;
     /// The peer crates' adapters for this family (empty without feature `peers`).
     fn peers() -> Vec<Contender<Self>>;
     /// Extra comparators for this family (DPDK's, with feature `dpdk`); the hook where
@@ -30,12 +28,12 @@ pub trait Family: Address + crate::bench::modes::FlipLow {
 
 /// Every contender for a family, ours first, in a stable order.
 pub fn all<A: Family>() -> Vec<Contender<A>> {
-    let mut list: Vec<Contender<A>> = EngineKind::ALL
+    let mut list: Vec<Contender<A>> = engine::engines()
         .iter()
-        .map(|&kind| Contender {
-            name: kind.name().to_string(),
+        .map(|info| Contender {
+            name: info.name().to_string(),
             ours: true,
-            build: Box::new(move |t: &RouteTable<A>| Ok(A::build_ours(kind, t))),
+            build: Box::new(move |t: &RouteTable<A>| Ok(info.build(t, &BuildOptions::default())?)),
         })
         .collect();
     list.extend(A::peers());
@@ -69,7 +67,7 @@ fn peer_list<A>() -> Vec<Contender<A>>
 where
     A: Address + crate::bench::peers::IpNetFamily,
     (A, u8): prefix_trie::Prefix,
-    crate::bench::peers::PrefixTrie<A>: Lpm<A>,
+    crate::bench::peers::PrefixTrie<A>: Lookup<A>,
 {
     use crate::bench::peers::{IpNetTable, PrefixTrie};
     vec![
@@ -77,14 +75,14 @@ where
             name: "prefix-trie".into(),
             ours: false,
             build: Box::new(|t: &RouteTable<A>| {
-                Ok(Box::new(PrefixTrie::build(t)) as Box<dyn Lpm<A>>)
+                Ok(Box::new(PrefixTrie::build(t)) as Box<dyn Lookup<A>>)
             }),
         },
         Contender {
             name: "ip_network_table".into(),
             ours: false,
             build: Box::new(|t: &RouteTable<A>| {
-                Ok(Box::new(IpNetTable::build(t)?) as Box<dyn Lpm<A>>)
+                Ok(Box::new(IpNetTable::build(t)?) as Box<dyn Lookup<A>>)
             }),
         },
     ]
@@ -96,9 +94,6 @@ fn peer_list<A: Address>() -> Vec<Contender<A>> {
 }
 
 impl Family for u32 {
-    fn build_ours(kind: EngineKind, table: &RouteTable<u32>) -> Box<dyn Lpm<u32>> {
-        kind.build_v4(table)
-    }
     fn peers() -> Vec<Contender<u32>> {
         peer_list()
     }
@@ -108,9 +103,6 @@ impl Family for u32 {
 }
 
 impl Family for u128 {
-    fn build_ours(kind: EngineKind, table: &RouteTable<u128>) -> Box<dyn Lpm<u128>> {
-        kind.build_v6(table)
-    }
     fn peers() -> Vec<Contender<u128>> {
         peer_list()
     }
@@ -121,14 +113,14 @@ impl Family for u128 {
 
 /// A DPDK comparator as a contender; building it starts DPDK's EAL on first use.
 #[cfg(feature = "dpdk")]
-fn dpdk<A: Address, E: Lpm<A> + 'static>(
+fn dpdk<A: Address, E: Lookup<A> + 'static>(
     name: &str,
     build: fn(&RouteTable<A>) -> Result<E, ipfib_dpdk::DpdkError>,
 ) -> Contender<A> {
     Contender {
         name: name.into(),
         ours: false,
-        build: Box::new(move |t: &RouteTable<A>| Ok(Box::new(build(t)?) as Box<dyn Lpm<A>>)),
+        build: Box::new(move |t: &RouteTable<A>| Ok(Box::new(build(t)?) as Box<dyn Lookup<A>>)),
     }
 }
 
@@ -169,7 +161,7 @@ mod tests {
     #[test]
     fn every_engine_of_ours_comes_first_then_the_peers() {
         let list = all::<u128>();
-        let ours: Vec<String> = EngineKind::ALL.iter().map(|k| k.name().into()).collect();
+        let ours: Vec<String> = engine::engines().iter().map(|e| e.name().into()).collect();
         assert_eq!(names(&list)[..ours.len()], ours[..]);
         assert!(list[..ours.len()].iter().all(|c| c.ours));
         assert!(list[ours.len()..].iter().all(|c| !c.ours));

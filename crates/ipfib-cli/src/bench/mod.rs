@@ -22,13 +22,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ipfib::{Lpm, RouteTable};
+use ipfib::{Lookup, RouteTable};
 
 use crate::bench::contenders::Contender;
 use crate::bench::modes::{Job, Mode, Path as LookupPath, Placement};
 use crate::bench::report::{Row, TableInfo, TraceInfo};
 use crate::bench::source::{Source, TraceArg};
 use crate::bench::verify::{check_agreement, AgreementError, Feed};
+use crate::family::Family;
 use crate::fib_args::{self, MrtArgs};
 
 const AFTER_HELP: &str = "\
@@ -76,8 +77,8 @@ pub struct Options {
 
     /// Address family: 6 or 4. Default: 6 for generated tables; for a FIB file, IPv6 when it has
     /// IPv6 routes, else IPv4.
-    #[arg(long, value_parser = parse_family)]
-    pub family: Option<u8>,
+    #[arg(long)]
+    pub family: Option<Family>,
 
     /// Prefixes of the generated table.
     #[arg(
@@ -148,14 +149,6 @@ pub struct Options {
     pub plot: Option<PathBuf>,
 }
 
-fn parse_family(s: &str) -> Result<u8, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "4" | "v4" | "ipv4" => Ok(4),
-        "6" | "v6" | "ipv6" => Ok(6),
-        _ => Err(format!("{s:?} is not an address family (4 or 6)")),
-    }
-}
-
 impl Options {
     fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(self.runs >= 1, "--runs must be at least 1");
@@ -212,13 +205,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let family = match (args.family, &fib) {
         (Some(f), _) => f,
-        (None, Some(fib)) if fib.v6.is_empty() => 4,
-        _ => 6,
+        (None, Some(table)) if table.v6().is_empty() => Family::V4,
+        _ => Family::V6,
     };
-    let rows = if family == 4 {
-        run_family::<u32>(&args, fib.map(u32::of_fib))?
-    } else {
-        run_family::<u128>(&args, fib.map(u128::of_fib))?
+    let rows = match family {
+        Family::V4 => run_family::<u32>(&args, fib.map(u32::of_table))?,
+        Family::V6 => run_family::<u128>(&args, fib.map(u128::of_table))?,
     };
     print!("{}", report::render(&rows));
     if let Some(path) = &args.json {
@@ -273,7 +265,7 @@ fn run_family<A: Source>(
         args.sizes.clone()
     };
     let file_trace = match &args.trace {
-        TraceArg::File(path) => Some(source::read_trace::<A>(path)?),
+        TraceArg::File(path) => Some(crate::addresses::read_family::<A>(path)?),
         TraceArg::Gen(_) => None,
     };
     let allowed = cpu::allowed();
@@ -363,7 +355,7 @@ fn bench_table<A: Source>(
     let bar = progress((contenders.len() + modes.len() + measurements) as u64);
 
     let mut built = Vec::with_capacity(contenders.len());
-    let mut engines: Vec<Box<dyn Lpm<A>>> = Vec::with_capacity(contenders.len());
+    let mut engines: Vec<Box<dyn Lookup<A>>> = Vec::with_capacity(contenders.len());
     for c in &contenders {
         bar.set_message(format!("building {}", c.name));
         let start = Instant::now();
@@ -504,7 +496,7 @@ fn sequence<'a, A>(mode: Mode, trace: &'a [A], repeated: Option<&'a [A]>) -> &'a
 /// 65,536 (or the whole sequence when shorter). Estimated from the fastest of three timings
 /// of the first 16,384 lookups.
 fn lookups_per_run<A: modes::FlipLow>(
-    engine: &dyn Lpm<A>,
+    engine: &dyn Lookup<A>,
     seq: &[A],
     mode: Mode,
     budget: Duration,
@@ -559,7 +551,7 @@ mod tests {
             (o.gen_prefixes, o.count, o.runs, o.chunk),
             (250_000, 1_000_000, 5, 4096)
         );
-        assert_eq!(o.trace, TraceArg::Gen(ipfib::gen::TraceKind::Matched));
+        assert_eq!(o.trace, TraceArg::Gen(ipfib_gen::TraceKind::Matched));
         assert_eq!(
             (o.modes(), o.thread_counts()),
             (vec![Mode::Throughput], vec![1])
@@ -587,13 +579,13 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(o.fib.as_deref(), Some(std::path::Path::new("t.txt")));
-        assert_eq!(o.family, Some(4));
+        assert_eq!(o.family, Some(Family::V4));
         assert_eq!(o.modes(), vec![Mode::Latency, Mode::Throughput]);
         assert_eq!(o.thread_counts(), vec![2, 1]);
         assert_eq!(o.engines, ["planb", "prefix-trie"]);
         assert_eq!(o.trace, TraceArg::File("trace.txt".into()));
         let o = parse(&["--sizes", "10,20,30", "--family", "6"]).unwrap();
-        assert_eq!((o.sizes, o.family), (vec![10, 20, 30], Some(6)));
+        assert_eq!((o.sizes, o.family), (vec![10, 20, 30], Some(Family::V6)));
     }
 
     #[test]

@@ -16,14 +16,14 @@
 //!   concurrent flows. Same number of lookups as throughput.
 //!
 //! With `--threads N` every thread runs the whole loop over the same shared, read-only engine
-//! (a `&dyn Lpm`, which is `Sync`), thread `t` starting at offset `t * len / N` of the sequence
+//! (a `&dyn Lookup`, which is `Sync`), thread `t` starting at offset `t * len / N` of the sequence
 //! so that the threads do not walk the same addresses in lock step.
 
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use ipfib::{Address, Lpm, NextHop};
+use ipfib::{Address, Lookup, NextHop};
 use serde::Serialize;
 
 use crate::bench::cpu;
@@ -127,7 +127,7 @@ pub fn repeated<A: Copy>(trace: &[A]) -> Vec<A> {
 #[derive(Clone, Copy)]
 pub struct Job<'a, A: Address> {
     /// The engine under test.
-    pub engine: &'a dyn Lpm<A>,
+    pub engine: &'a dyn Lookup<A>,
     /// The address sequence of the mode (already transformed for repeated mode).
     pub addrs: &'a [A],
     /// The mode.
@@ -168,7 +168,7 @@ impl<A: FlipLow> Job<'_, A> {
 }
 
 #[inline(never)]
-fn single<A: Address>(engine: &dyn Lpm<A>, addrs: &[A]) {
+fn single<A: Address>(engine: &dyn Lookup<A>, addrs: &[A]) {
     for &a in addrs {
         black_box(engine.lookup(a));
     }
@@ -176,7 +176,7 @@ fn single<A: Address>(engine: &dyn Lpm<A>, addrs: &[A]) {
 
 #[inline(never)]
 fn batch<A: Address>(
-    engine: &dyn Lpm<A>,
+    engine: &dyn Lookup<A>,
     addrs: &[A],
     out: &mut [Option<NextHop>],
 ) -> anyhow::Result<()> {
@@ -191,7 +191,7 @@ fn batch<A: Address>(
 
 #[inline(never)]
 fn chain<A: FlipLow>(
-    engine: &dyn Lpm<A>,
+    engine: &dyn Lookup<A>,
     addrs: &[A],
     mut prev: Option<NextHop>,
 ) -> Option<NextHop> {
@@ -315,7 +315,7 @@ pub fn time_runs<A: FlipLow>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipfib::{EngineKind, RouteTable};
+    use ipfib::{engine, BuildOptions, RouteTable};
 
     #[test]
     fn repeated_keeps_length_and_recurs_each_address_in_its_window() {
@@ -349,10 +349,13 @@ mod tests {
         assert_eq!(chain_next(11u128, Some(1)), 10);
     }
 
-    fn engine() -> Box<dyn Lpm<u32>> {
+    fn engine() -> Box<dyn Lookup<u32>> {
         let mut t = RouteTable::new();
         t.insert_net("10.0.0.0/8".parse().unwrap(), 1).unwrap();
-        EngineKind::PlanB.build_v4(&t)
+        engine::by_name("planb")
+            .unwrap()
+            .build(&t, &BuildOptions::default())
+            .unwrap()
     }
 
     #[test]

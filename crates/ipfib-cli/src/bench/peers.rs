@@ -1,4 +1,4 @@
-//! Adapters that put the peer LPM crates behind [`ipfib::Lpm`], so the bench drives them with the
+//! Adapters that put the peer LPM crates behind [`ipfib::Lookup`], so the bench drives them with the
 //! very same loops, inputs and agreement check as our own engines.
 //!
 //! Each adapter is built from the same [`RouteTable`]: the routes are inserted one by one through
@@ -11,7 +11,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use ip_network::{Ipv4Network, Ipv6Network};
 use ip_network_table::IpNetworkTable;
 use ip_network_table_deps_treebitmap::IpLookupTable;
-use ipfib::{Address, LookupError, Lpm, NextHop, RouteTable};
+use ipfib::{Address, BuildError, Lookup, NextHop, RouteTable};
 use prefix_trie::PrefixMap;
 
 /// `prefix-trie`'s `PrefixMap` (a TreeBitMap-style trie) keyed by `(address, length)`.
@@ -36,7 +36,7 @@ where
     }
 }
 
-impl<A: Address> Lpm<A> for PrefixTrie<A>
+impl<A: Address> Lookup<A> for PrefixTrie<A>
 where
     (A, u8): prefix_trie::Prefix,
     PrefixMap<(A, u8), NextHop>: Send + Sync,
@@ -74,7 +74,7 @@ pub trait IpNetFamily: Address {
         addr: Self,
         len: u8,
         next_hop: NextHop,
-    ) -> Result<(), LookupError>;
+    ) -> Result<(), BuildError>;
     /// Longest match through the crate's per-family entry point.
     fn longest_match(table: &IpNetworkTable<NextHop>, addr: Self) -> Option<NextHop>;
 }
@@ -97,8 +97,8 @@ impl Probe {
     }
 }
 
-fn rejected(prefix: impl std::fmt::Display, why: impl std::fmt::Display) -> LookupError {
-    LookupError::Unsupported {
+fn rejected(prefix: impl std::fmt::Display, why: impl std::fmt::Display) -> BuildError {
+    BuildError::Unsupported {
         engine: "ip_network_table",
         reason: format!("rejects {prefix}: {why}"),
     }
@@ -111,7 +111,7 @@ impl IpNetFamily for u32 {
         addr: u32,
         len: u8,
         next_hop: NextHop,
-    ) -> Result<(), LookupError> {
+    ) -> Result<(), BuildError> {
         let ip = Ipv4Addr::from(addr);
         let net = Ipv4Network::new(ip, len).map_err(|e| rejected(format!("{ip}/{len}"), e))?;
         table.insert(net, next_hop);
@@ -136,7 +136,7 @@ impl IpNetFamily for u128 {
         addr: u128,
         len: u8,
         next_hop: NextHop,
-    ) -> Result<(), LookupError> {
+    ) -> Result<(), BuildError> {
         let ip = Ipv6Addr::from(addr);
         let net = Ipv6Network::new(ip, len).map_err(|e| rejected(format!("{ip}/{len}"), e))?;
         table.insert(net, next_hop);
@@ -157,7 +157,7 @@ impl IpNetFamily for u128 {
 impl<A: IpNetFamily> IpNetTable<A> {
     /// Inserts every route of the table; a prefix the crate rejects is an error for the whole
     /// build.
-    pub fn build(routes: &RouteTable<A>) -> Result<Self, LookupError> {
+    pub fn build(routes: &RouteTable<A>) -> Result<Self, BuildError> {
         let mut table = IpNetworkTable::new();
         let mut probe = if A::BITS == 32 {
             Probe::V4(IpLookupTable::new())
@@ -181,7 +181,7 @@ impl<A: IpNetFamily> IpNetTable<A> {
     }
 }
 
-impl<A: IpNetFamily> Lpm<A> for IpNetTable<A> {
+impl<A: IpNetFamily> Lookup<A> for IpNetTable<A> {
     fn name(&self) -> &'static str {
         "ip_network_table"
     }
@@ -199,7 +199,7 @@ impl<A: IpNetFamily> Lpm<A> for IpNetTable<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipfib::Reference;
+    use ipfib::engine::reference::Reference;
 
     fn table_v4(routes: &[(&str, NextHop)]) -> RouteTable<u32> {
         let mut t = RouteTable::new();
@@ -229,7 +229,7 @@ mod tests {
             ("255.255.255.255/32", 4),
             ("0.0.0.0/32", 5),
         ]);
-        let reference = Reference::build(&t);
+        let reference = Reference::new(&t);
         let trie = PrefixTrie::build(&t);
         let ipnet = IpNetTable::build(&t).unwrap();
         let probes: [u32; 8] = [
@@ -261,7 +261,7 @@ mod tests {
         let trie = PrefixTrie::build(&t);
         let ipnet = IpNetTable::build(&t).unwrap();
         let addr = |s: &str| u128::from(s.parse::<Ipv6Addr>().unwrap());
-        for e in [&trie as &dyn Lpm<u128>, &ipnet] {
+        for e in [&trie as &dyn Lookup<u128>, &ipnet] {
             assert_eq!(e.lookup(addr("2001:db8:1::5")), Some(2), "{}", e.name());
             assert_eq!(e.lookup(addr("2001:db8:2::5")), Some(1), "{}", e.name());
             assert_eq!(e.lookup(addr("2001:db9::")), None, "{}", e.name());

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use ipfib::{Address, LookupError, Lpm, NextHop};
+use ipfib::{Address, Lookup, LookupError, NextHop};
 
 use crate::bench::modes::{chain_next, FlipLow};
 
@@ -123,7 +123,7 @@ pub struct Checksums {
 
 /// Collects an engine's answers over a trace.
 pub fn answers<A: FlipLow>(
-    engine: &dyn Lpm<A>,
+    engine: &dyn Lookup<A>,
     trace: &[A],
     feed: Feed,
 ) -> Result<Vec<Option<NextHop>>, LookupError> {
@@ -169,7 +169,7 @@ fn looked_up<A: FlipLow>(trace: &[A], feed: Feed, base: &[Option<NextHop>], inde
 /// [`Feed::Chain`] compare the chains, which stay equal as long as the answers do. Returns the
 /// checksums per engine and feed, or the first disagreement found.
 pub fn check_agreement<A: FlipLow>(
-    engines: &[Box<dyn Lpm<A>>],
+    engines: &[Box<dyn Lookup<A>>],
     trace: &[A],
     feeds: &[Feed],
 ) -> Result<Vec<Checksums>, AgreementError<A>> {
@@ -187,7 +187,7 @@ pub fn check_agreement<A: FlipLow>(
     let Some(base) = engines.get(base_at) else {
         return Ok(sums);
     };
-    let batch_err = |e: &dyn Lpm<A>, source| AgreementError::Batch {
+    let batch_err = |e: &dyn Lookup<A>, source| AgreementError::Batch {
         engine: e.name().to_string(),
         source,
     };
@@ -224,17 +224,17 @@ pub fn check_agreement<A: FlipLow>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipfib::{EngineKind, RouteTable};
+    use ipfib::{engine, BuildOptions, RouteTable};
 
     /// An engine that is right except at one address: the deliberately wrong engine the check
     /// must catch.
     struct OffByOne<A: Address> {
-        inner: Box<dyn Lpm<A>>,
+        inner: Box<dyn Lookup<A>>,
         wrong_at: A,
         batch_only: bool,
     }
 
-    impl<A: Address> Lpm<A> for OffByOne<A> {
+    impl<A: Address> Lookup<A> for OffByOne<A> {
         fn name(&self) -> &'static str {
             "off-by-one"
         }
@@ -283,8 +283,11 @@ mod tests {
         ]
     }
 
-    fn ours(t: &RouteTable<u32>) -> Vec<Box<dyn Lpm<u32>>> {
-        EngineKind::ALL.iter().map(|k| k.build_v4(t)).collect()
+    fn ours(t: &RouteTable<u32>) -> Vec<Box<dyn Lookup<u32>>> {
+        engine::engines()
+            .iter()
+            .map(|e| e.build(t, &BuildOptions::default()).unwrap())
+            .collect()
     }
 
     const ALL_FEEDS: [Feed; 3] = [Feed::Single, Feed::Batch(4), Feed::Chain];
@@ -293,7 +296,7 @@ mod tests {
     fn right_engines_agree_and_share_checksums() {
         let t = table();
         let sums = check_agreement(&ours(&t), &trace(), &ALL_FEEDS).unwrap();
-        assert_eq!(sums.len(), EngineKind::ALL.len());
+        assert_eq!(sums.len(), engine::engines().len());
         for s in &sums {
             assert_eq!(s.sums.len(), 3);
             assert_eq!(s.sums, sums[0].sums, "{} differs", s.name);
@@ -305,7 +308,7 @@ mod tests {
         let t = table();
         let mut engines = ours(&t);
         engines.push(Box::new(OffByOne {
-            inner: EngineKind::Reference.build_v4(&t),
+            inner: Box::new(ipfib::engine::reference::Reference::new(&t)),
             wrong_at: 0xc0a8_0005,
             batch_only: false,
         }));
@@ -330,7 +333,7 @@ mod tests {
         let t = table();
         let mut engines = ours(&t);
         engines.push(Box::new(OffByOne {
-            inner: EngineKind::Reference.build_v4(&t),
+            inner: Box::new(ipfib::engine::reference::Reference::new(&t)),
             wrong_at: 0x0b00_0000,
             batch_only: true,
         }));
@@ -349,7 +352,7 @@ mod tests {
         // 10.1.0.1 follows an answer of 1 (odd), so the chain looks up 10.1.0.0 instead.
         let mut engines = ours(&t);
         engines.push(Box::new(OffByOne {
-            inner: EngineKind::Reference.build_v4(&t),
+            inner: Box::new(ipfib::engine::reference::Reference::new(&t)),
             wrong_at: 0x0a01_0000,
             batch_only: false,
         }));
