@@ -1,4 +1,4 @@
-//! Deterministic synthetic forwarding tables and lookup traces.
+//! # ipfib-gen — deterministic synthetic forwarding tables and lookup traces
 //!
 //! Real tables are few and fixed in size; scaling studies (the PlanB paper's synth-1..4 with
 //! 250 K to 1 M IPv6 routes) need tables of any size that still look like today's Internet,
@@ -10,13 +10,15 @@
 //! `(size, seed)` pair names the same table on every platform and version.
 //!
 //! ```
-//! use ipfib_gen::{TraceKind};
+//! use ipfib_gen::TraceKind;
 //!
 //! let table = ipfib_gen::fib_v6(10_000, 1);
 //! assert_eq!(table.len(), 10_000);
 //! let addrs = ipfib_gen::trace(&table, TraceKind::Matched, 1_000, 1);
 //! assert!(addrs.iter().all(|&a| table.iter().any(|(p, _)| p.contains(a))));
 //! ```
+
+#![warn(missing_docs)]
 
 mod fastset;
 mod fib;

@@ -1,7 +1,7 @@
 //! Synthetic tables: determinism, exact sizes, canonical prefixes, profile shares, nesting.
 
-use ipfib_gen::{shape, GenError};
 use ipfib::{Address, Prefix, RouteTable};
+use ipfib_gen::{shape, GenError};
 
 fn share<A: Address>(t: &RouteTable<A>, len: usize) -> f64 {
     100.0 * t.length_histogram()[len] as f64 / t.len() as f64

@@ -2,8 +2,8 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use ipfib_gen::{GenError, TraceKind};
 use ipfib::{Intervals, Prefix, RouteTable};
+use ipfib_gen::{GenError, TraceKind};
 
 fn v4(routes: &[&str]) -> RouteTable<u32> {
     routes

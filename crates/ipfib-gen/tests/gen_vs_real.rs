@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use ipfib_gen::{shape};
 use ipfib::{Address, Intervals, Prefix, RouteTable};
+use ipfib_gen::shape;
 
 /// A real table's routes of family `A`, read with the project's own loader.
 fn load<A: Address>(path: &Path) -> RouteTable<A> {

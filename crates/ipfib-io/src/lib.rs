@@ -1,4 +1,7 @@
-//! Reading and writing tables and address lists.
+//! # ipfib-io — reading and writing ipfib tables
+//!
+//! Reading and writing tables and address lists, kept out of the core crate so that a user who
+//! only wants lookups does not compile gzip, bzip2 and an MRT parser.
 //!
 //! [`load_fib`] is the one entry point the CLI uses for `--fib`: it reads the plain text format
 //! ([`text`]) or an MRT RIB dump ([`mrt`]), transparently decompressed ([`decompress`]). The
@@ -6,8 +9,10 @@
 //! an MRT common header (a type RFC 6396 defines, in bytes text never contains) is MRT,
 //! anything else is text.
 
-mod error;
+#![warn(missing_docs)]
+
 pub mod decompress;
+mod error;
 pub mod mrt;
 pub mod text;
 

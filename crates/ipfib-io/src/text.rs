@@ -23,12 +23,12 @@ use std::io::{BufRead, Write};
 use std::net::Ipv6Addr;
 use std::path::Path;
 
-use ipfib::Address;
-use crate::LoadError;
 use crate::decompress::{display_path, open_maybe_compressed};
+use crate::LoadError;
+use ipfib::Address;
 use ipfib::Prefix;
-use ipfib::{NextHop, RouteTable};
 use ipfib::Table;
+use ipfib::{NextHop, RouteTable};
 
 /// Reads a FIB text file (plain, gzip or bzip2; `-` is standard input).
 ///

@@ -46,3 +46,8 @@ pub use interval::Intervals;
 pub use prefix::Prefix;
 pub use route_table::{NextHop, RouteTable};
 pub use table::Table;
+
+/// The README's library example, compiled and run as a doctest so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExample;

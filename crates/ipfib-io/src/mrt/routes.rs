@@ -22,9 +22,9 @@ use super::frame::{FrameError, Framer, Record};
 use super::header::{first_type, types, HEADER_LEN};
 use super::options::{FileFormat, LoadReport};
 use super::readahead::read_ahead;
-use crate::LoadError;
 use crate::decompress::{display_path, open_maybe_compressed};
 use crate::peek;
+use crate::LoadError;
 
 /// One segment of an AS path.
 #[derive(Clone, Debug, PartialEq, Eq)]
