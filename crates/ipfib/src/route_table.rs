@@ -120,10 +120,7 @@ impl<A: Address> RouteTable<A> {
     }
 
     /// The routes that contain `prefix` (itself included), shortest first.
-    pub fn supernets(
-        &self,
-        prefix: Prefix<A>,
-    ) -> impl Iterator<Item = (Prefix<A>, NextHop)> + '_ {
+    pub fn supernets(&self, prefix: Prefix<A>) -> impl Iterator<Item = (Prefix<A>, NextHop)> + '_ {
         (0..=prefix.len())
             .filter(|&len| self.per_length[usize::from(len)] > 0)
             .filter_map(move |len| {
@@ -140,9 +137,7 @@ impl<A: Address> RouteTable<A> {
         // A route inside `prefix` starts inside it and is at least as long; a shorter route
         // starting inside it can only start at its first address, and sorts before `prefix`.
         let last = Prefix::covering(prefix.last(), A::BITS);
-        self.routes
-            .range(prefix..=last)
-            .map(|(p, nh)| (*p, *nh))
+        self.routes.range(prefix..=last).map(|(p, nh)| (*p, *nh))
     }
 }
 

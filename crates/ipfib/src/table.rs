@@ -86,7 +86,11 @@ impl Table {
     /// Inserts a route, replacing the next hop of an existing route for the same prefix, and
     /// returns the replaced next hop. A prefix with host bits set (`10.0.0.1/8`) is an error
     /// and leaves the table unchanged: masking silently would hide a typo.
-    pub fn insert(&mut self, net: IpNet, next_hop: NextHop) -> Result<Option<NextHop>, PrefixError> {
+    pub fn insert(
+        &mut self,
+        net: IpNet,
+        next_hop: NextHop,
+    ) -> Result<Option<NextHop>, PrefixError> {
         match net {
             IpNet::V4(n) => self.v4.insert_net(n, next_hop),
             IpNet::V6(n) => self.v6.insert_net(n, next_hop),
@@ -123,9 +127,7 @@ impl Table {
     /// Every route: IPv4 before IPv6, each family in address order (a covering prefix before
     /// the prefixes that share its start).
     pub fn iter(&self) -> impl Iterator<Item = (IpNet, NextHop)> + '_ {
-        let v4 = self.v4.iter().map(|(p, nh)| (IpNet::V4(p.to_net()), nh));
-        let v6 = self.v6.iter().map(|(p, nh)| (IpNet::V6(p.to_net()), nh));
-        v4.chain(v6)
+        as_ipnets(self.v4.iter(), self.v6.iter())
     }
 
     /// The longest route containing `addr` and its next hop, from the family of `addr` only.
@@ -147,35 +149,31 @@ impl Table {
     /// `ipnet`'s own containment does.
     pub fn supernets(&self, net: &IpNet) -> impl Iterator<Item = (IpNet, NextHop)> + '_ {
         let (v4, v6) = split(net);
-        let v4 = v4.into_iter().flat_map(|p| {
-            self.v4
-                .supernets(p)
-                .map(|(p, nh)| (IpNet::V4(p.to_net()), nh))
-        });
-        let v6 = v6.into_iter().flat_map(|p| {
-            self.v6
-                .supernets(p)
-                .map(|(p, nh)| (IpNet::V6(p.to_net()), nh))
-        });
-        v4.chain(v6)
+        as_ipnets(
+            v4.into_iter().flat_map(|p| self.v4.supernets(p)),
+            v6.into_iter().flat_map(|p| self.v6.supernets(p)),
+        )
     }
 
     /// The routes contained in `net` (`net` itself included when it is a route), in address
     /// order. Host bits of `net` are ignored, as for [`Table::supernets`].
     pub fn subnets(&self, net: &IpNet) -> impl Iterator<Item = (IpNet, NextHop)> + '_ {
         let (v4, v6) = split(net);
-        let v4 = v4.into_iter().flat_map(|p| {
-            self.v4
-                .subnets(p)
-                .map(|(p, nh)| (IpNet::V4(p.to_net()), nh))
-        });
-        let v6 = v6.into_iter().flat_map(|p| {
-            self.v6
-                .subnets(p)
-                .map(|(p, nh)| (IpNet::V6(p.to_net()), nh))
-        });
-        v4.chain(v6)
+        as_ipnets(
+            v4.into_iter().flat_map(|p| self.v4.subnets(p)),
+            v6.into_iter().flat_map(|p| self.v6.subnets(p)),
+        )
     }
+}
+
+/// Per-family routes as `ipnet` routes, IPv4 first.
+fn as_ipnets<'a>(
+    v4: impl Iterator<Item = (Prefix<u32>, NextHop)> + 'a,
+    v6: impl Iterator<Item = (Prefix<u128>, NextHop)> + 'a,
+) -> impl Iterator<Item = (IpNet, NextHop)> + 'a {
+    let v4 = v4.map(|(p, nh)| (IpNet::V4(p.to_net()), nh));
+    let v6 = v6.map(|(p, nh)| (IpNet::V6(p.to_net()), nh));
+    v4.chain(v6)
 }
 
 /// `net` with its host bits cleared, as the prefix of its family.
@@ -233,7 +231,11 @@ mod tests {
         assert!(t.insert(net("10.0.0.1/8"), 1).is_err());
         assert!(t.is_empty());
         t.insert(net("10.0.0.0/8"), 1).unwrap();
-        assert_eq!(t.get(&net("10.0.0.1/8")), None, "not the route's exact prefix");
+        assert_eq!(
+            t.get(&net("10.0.0.1/8")),
+            None,
+            "not the route's exact prefix"
+        );
         assert_eq!(t.remove(&net("10.0.0.1/8")), None);
         assert_eq!(t.len(), 1);
     }
@@ -247,7 +249,10 @@ mod tests {
         assert_eq!(t.longest_match(mapped), Some((net("::ffff:0:0/96"), 6)));
         let t: Table = [(net("0.0.0.0/0"), 4)].into_iter().collect();
         assert_eq!(t.longest_match(mapped), None);
-        assert_eq!(t.longest_match("10.1.2.3".parse().unwrap()).map(|r| r.1), Some(4));
+        assert_eq!(
+            t.longest_match("10.1.2.3".parse().unwrap()).map(|r| r.1),
+            Some(4)
+        );
     }
 
     #[test]

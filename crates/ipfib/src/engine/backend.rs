@@ -36,9 +36,7 @@ impl Backend {
         match self {
             Backend::Scalar => true,
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => {
-                is_x86_feature_detected!("avx2") && is_x86_feature_detected!("popcnt")
-            }
+            Backend::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("popcnt"),
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512 => {
                 is_x86_feature_detected!("avx512f")

@@ -25,8 +25,7 @@ static ENGINES: &[EngineInfo] = &[
 ];
 
 /// Builds one family's engine from a route table, boxed so engines mix in one list.
-pub type Builder<A> =
-    fn(&RouteTable<A>, &BuildOptions) -> Result<Box<dyn Lookup<A>>, BuildError>;
+pub type Builder<A> = fn(&RouteTable<A>, &BuildOptions) -> Result<Box<dyn Lookup<A>>, BuildError>;
 
 /// A registered engine: its name, what it is, and how to build it for each family.
 pub struct EngineInfo {

@@ -227,3 +227,67 @@ impl<A: Family> Lookup<A> for PlanB<A> {
         validate::check(self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interval::Intervals;
+    use crate::prefix::Prefix;
+
+    /// The scalar walk, single and batched (full 32-lane groups and the remainder), against a
+    /// binary search over the intervals. Small enough to run under Miri, which checks the
+    /// walk's indexing and the unsafe-free scalar path for undefined behaviour.
+    fn scalar_walk_matches_intervals<A: Family>(routes: &[(A, u8, NextHop)], probes: &[A]) {
+        let table: RouteTable<A> = routes
+            .iter()
+            .map(|&(a, len, nh)| (Prefix::new(a, len).unwrap(), nh))
+            .collect();
+        let intervals = Intervals::from_table(&table);
+        let planb =
+            PlanB::build(&table, &BuildOptions::with_backend(Backend::Scalar)).expect("build");
+        let want: Vec<Option<NextHop>> = probes.iter().map(|&a| intervals.lookup(a)).collect();
+        let single: Vec<Option<NextHop>> = probes.iter().map(|&a| planb.lookup(a)).collect();
+        assert_eq!(single, want);
+        let mut batch = vec![Some(7); probes.len()];
+        planb.lookup_batch(probes, &mut batch).unwrap();
+        assert_eq!(batch, want);
+        let mut raw = vec![0; probes.len()];
+        planb.lookup_batch_raw(probes, &mut raw, 99).unwrap();
+        let want_raw: Vec<NextHop> = want.iter().map(|a| a.unwrap_or(99)).collect();
+        assert_eq!(raw, want_raw);
+        planb.validate().unwrap();
+    }
+
+    #[test]
+    fn scalar_walk_ipv6_with_a_fallback_cell() {
+        let routes = [
+            (0u128, 0, 1),
+            (0x2001_0db8 << 96, 32, 2),
+            (0x2001_0db8_0001 << 80, 48, 3),
+            ((0x2001_0db8_0001 << 80) | (5 << 64), 64, 4),
+            (u128::MAX, 128, 5),
+        ];
+        let mut probes: Vec<u128> = routes
+            .iter()
+            .flat_map(|&(a, len, _)| {
+                let last = a | (u128::MAX >> len.min(127) >> u32::from(len == 128));
+                [a, a.wrapping_sub(1), last, last.wrapping_add(1)]
+            })
+            .collect();
+        probes.extend((0..40).map(|i| (0x2001_0db8_0001u128 << 80) | (i << 62)));
+        scalar_walk_matches_intervals(&routes, &probes);
+    }
+
+    #[test]
+    fn scalar_walk_ipv4_in_a_deep_chunk() {
+        let routes: Vec<(u32, u8, NextHop)> = (0..700u32)
+            .map(|i| (0x0a00_0000 | (i << 8), 24, i % 5))
+            .chain([(0, 1, 9), (u32::MAX, 32, 8)])
+            .collect();
+        let probes: Vec<u32> = (0..1500u32)
+            .map(|i| 0x0a00_0000 | (i * 131))
+            .chain([0, u32::MAX, u32::MAX - 1])
+            .collect();
+        scalar_walk_matches_intervals(&routes, &probes);
+    }
+}

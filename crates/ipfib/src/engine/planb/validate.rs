@@ -124,7 +124,10 @@ mod tests {
         // Enough boundaries in one chunk for two inner levels, and a /64 for a fallback cell.
         let mut t = RouteTable::<u128>::new();
         for i in 0..400u128 {
-            t.insert(Prefix::new((0x2001_0db8 << 96) | (i << 80), 48).unwrap(), i as u32);
+            t.insert(
+                Prefix::new((0x2001_0db8 << 96) | (i << 80), 48).unwrap(),
+                i as u32,
+            );
         }
         t.insert(Prefix::new(0x2001_0db9 << 96 | 5 << 64, 64).unwrap(), 9);
         PlanB::build(&t, &BuildOptions::default()).unwrap()
@@ -142,12 +145,18 @@ mod tests {
     fn each_broken_invariant_is_named() {
         let mut p = planb6();
         p.direct[0x2001] = p.inner.len() as u32;
-        assert!(check(&p).unwrap_err().reason.contains("direct entry 0x2001"));
+        assert!(check(&p)
+            .unwrap_err()
+            .reason
+            .contains("direct entry 0x2001"));
 
         let mut p = planb6();
         let root = p.direct[0x2001] as usize;
         p.inner[root].0[15] = u32::MAX - 1;
-        assert!(check(&p).unwrap_err().reason.contains("links to"), "link overflow");
+        assert!(
+            check(&p).unwrap_err().reason.contains("links to"),
+            "link overflow"
+        );
 
         let mut p = planb6();
         p.depth = 0;
@@ -158,8 +167,11 @@ mod tests {
         assert!(check(&p).is_err());
 
         let mut p = planb6();
-        let bad = p.leaves.iter().position(|l| (0..8).any(|r| matches!(
-            <u32 as Key>::decode(l, r), Decoded::Cell(_)))).expect("a fallback leaf");
+        let bad = p
+            .leaves
+            .iter()
+            .position(|l| (0..8).any(|r| matches!(<u32 as Key>::decode(l, r), Decoded::Cell(_))))
+            .expect("a fallback leaf");
         let words = &mut p.leaves[bad].0;
         for w in &mut words[8..16] {
             *w = 1000;
