@@ -45,8 +45,26 @@ use crate::route_table::{NextHop, RouteTable};
 
 /// A longest-prefix-match structure for one address family: the lookup side of an engine.
 ///
-/// Only [`Lookup::lookup`] and [`Lookup::memory_bytes`] are required; the batch methods have
-/// loop defaults that fast engines replace with interleaved searches.
+/// Only [`Lookup::name`], [`Lookup::lookup`] and [`Lookup::memory_bytes`] are required; the
+/// batch methods have loop defaults that fast engines replace with interleaved searches.
+///
+/// ```
+/// use ipfib::engine::{by_name, BuildOptions, Lookup};
+/// use ipfib::{Prefix, RouteTable};
+///
+/// let routes: RouteTable<u32> = [(Prefix::new(0x0a00_0000, 8).unwrap(), 4)].into_iter().collect();
+/// let engine: Box<dyn Lookup<u32>> =
+///     by_name("planb").unwrap().build(&routes, &BuildOptions::default()).unwrap();
+/// assert_eq!(engine.lookup(0x0a00_0001), Some(4));
+///
+/// let addrs = [0x0a00_0001, 0x0b00_0001, 0x0aff_ffff];
+/// let mut out = [None; 3];
+/// engine.lookup_batch(&addrs, &mut out).unwrap();
+/// assert_eq!(out, [Some(4), None, Some(4)]);
+/// let mut too_short = [None; 2];
+/// assert!(engine.lookup_batch(&addrs, &mut too_short).is_err(), "lengths must match");
+/// assert!(engine.validate().is_ok());
+/// ```
 pub trait Lookup<A: Address>: Send + Sync {
     /// The engine's registered name (`"planb"`, ...).
     fn name(&self) -> &'static str;
@@ -98,6 +116,53 @@ pub trait Lookup<A: Address>: Send + Sync {
 }
 
 /// The build side of an engine: how it is made from one family's routes.
+///
+/// An engine is a type that implements [`Build`] and [`Lookup`] for the families it supports.
+/// Here is a complete (if slow) one, written outside the crate:
+///
+/// ```
+/// use ipfib::engine::{Build, BuildOptions, Lookup};
+/// use ipfib::{Address, BuildError, NextHop, Prefix, RouteTable};
+///
+/// /// Every route in a list, scanned for the longest match.
+/// struct Scan<A: Address>(Vec<(Prefix<A>, NextHop)>);
+///
+/// impl<A: Address> Lookup<A> for Scan<A> {
+///     fn name(&self) -> &'static str {
+///         "scan"
+///     }
+///     fn lookup(&self, addr: A) -> Option<NextHop> {
+///         let hits = self.0.iter().filter(|(p, _)| p.contains(addr));
+///         hits.max_by_key(|(p, _)| p.len()).map(|&(_, nh)| nh)
+///     }
+///     fn memory_bytes(&self) -> usize {
+///         self.0.len() * std::mem::size_of::<(Prefix<A>, NextHop)>()
+///     }
+/// }
+///
+/// impl<A: Address> Build<A> for Scan<A> {
+///     fn build(table: &RouteTable<A>, _: &BuildOptions) -> Result<Self, BuildError> {
+///         Ok(Scan(table.iter().collect()))
+///     }
+/// }
+///
+/// let routes: RouteTable<u128> = [
+///     (Prefix::new(0, 0).unwrap(), 1),
+///     (Prefix::new(0x2001_0db8 << 96, 32).unwrap(), 2),
+/// ]
+/// .into_iter()
+/// .collect();
+/// let scan = Scan::build(&routes, &BuildOptions::default()).unwrap();
+/// assert_eq!(scan.lookup(0x2001_0db8 << 96 | 5), Some(2));
+/// assert_eq!(scan.lookup(7), Some(1));
+/// // The batch methods come for free.
+/// let mut out = [0; 2];
+/// scan.lookup_batch_raw(&[7, 0x2001_0db8 << 96], &mut out, u32::MAX).unwrap();
+/// assert_eq!(out, [1, 2]);
+/// ```
+///
+/// In this crate, an engine is registered with one line in the registry (`registry.rs`),
+/// after which `Fib::build`, the CLI, the benchmarks and the conformance tests all use it.
 pub trait Build<A: Address>: Lookup<A> + Sized + 'static {
     /// Builds the engine. An engine that cannot represent the table (a family it does not
     /// support, more next hops than its encoding holds) returns a typed error, never a
