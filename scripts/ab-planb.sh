@@ -9,6 +9,8 @@ shift
 work=$(mktemp -d)
 trap 'git -C "$root" worktree remove --force "$work/old" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 git -C "$root" worktree add --detach "$work/old" "$old_commit" >/dev/null
+# Two packages named `ipfib` cannot share a lockfile: the old one becomes `ipfib-old`.
+sed -i 's/^name = "ipfib"$/name = "ipfib-old"/' "$work/old/crates/ipfib/Cargo.toml"
 cp -r "$root/scripts/ab-planb" "$work/harness"
 sed -e "s|@OLD@|$work/old|g" -e "s|@NEW@|$root|g" "$work/harness/Cargo.toml.in" > "$work/harness/Cargo.toml"
 CARGO_TARGET_DIR="${AB_TARGET_DIR:-$root/target/ab-planb}" \

@@ -27,7 +27,6 @@ filters=(
     engine::backend::
     engine::registry::
     fib::routes::
-    route_table::
     table::
     interval::
     prefix::
