@@ -38,6 +38,7 @@ use ipfib::RouteTable;
 
 /// Why a generator request cannot be met.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GenError {
     /// More routes than the family has distinct prefixes.
     #[error("{family} has only {max} distinct prefixes, {requested} requested")]
