@@ -9,6 +9,7 @@ use anyhow::Context;
 use ipfib::{Address, RouteTable, Table};
 use ipfib_gen::TraceKind;
 
+use crate::bench::limits;
 use crate::family::Family;
 use crate::fib_args::FibArgs;
 use crate::output::write_to;
@@ -29,8 +30,8 @@ pub struct FibCmd {
     /// Address family: 6 or 4.
     #[arg(long)]
     family: Family,
-    /// Exact number of distinct routes.
-    #[arg(long)]
+    /// Exact number of distinct routes (at most 2^26).
+    #[arg(long, value_parser = limits::count(limits::MAX_PREFIXES))]
     prefixes: usize,
     /// Seed: the same seed and size always give the same table.
     #[arg(long, default_value_t = 1)]
@@ -50,8 +51,8 @@ pub struct TraceCmd {
     /// address space (mostly misses for IPv6).
     #[arg(long)]
     kind: TraceKind,
-    /// Number of addresses.
-    #[arg(long)]
+    /// Number of addresses (at most 2^28).
+    #[arg(long, value_parser = limits::count(limits::MAX_TRACE))]
     count: usize,
     /// Seed: the same table, kind, count and seed always give the same trace.
     #[arg(long, default_value_t = 1)]
@@ -73,6 +74,10 @@ pub fn run(cmd: Command) -> anyhow::Result<()> {
 }
 
 fn run_fib(args: FibCmd) -> anyhow::Result<()> {
+    limits::check_memory(
+        &format!("a {}-prefix table", args.prefixes),
+        args.prefixes as u64 * limits::BYTES_PER_GENERATED_ROUTE,
+    )?;
     let table: Table = match args.family {
         Family::V6 => ipfib_gen::IPV6_DFZ
             .generate(args.prefixes, args.seed)?
@@ -85,6 +90,11 @@ fn run_fib(args: FibCmd) -> anyhow::Result<()> {
 }
 
 fn run_trace(args: TraceCmd) -> anyhow::Result<()> {
+    // The addresses, held before they are written.
+    limits::check_memory(
+        &format!("a {}-address trace", args.count),
+        args.count as u64 * 16,
+    )?;
     let table = args.fib.load()?;
     let family = args
         .family

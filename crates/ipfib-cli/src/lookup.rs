@@ -10,7 +10,7 @@
 //! the engine's batched lookup (where fast engines overlap many searches) and written through one
 //! buffered, locked stdout. Memory stays bounded however long the input is.
 
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, Write};
 use std::net::IpAddr;
 use std::path::Path;
 
@@ -55,8 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let fib = Fib::build(&table, args.engine.name())?;
     drop(table);
 
-    let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut out = crate::Stdout::default();
     let mut batch = Batch::default();
     let result = if from_args.is_empty() {
         let stdin = io::stdin();
@@ -68,19 +67,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .chunks(CHUNK)
             .try_for_each(|chunk| batch.answer(&fib, chunk, &mut out))
     };
-    let result = result.and_then(|()| out.flush().map_err(anyhow::Error::from));
-    match result {
-        // The reader of our output went away (`ipfib lookup ... | head`): not a failure.
-        Err(e) if is_broken_pipe(&e) => Ok(()),
-        other => other,
-    }
-}
-
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<io::Error>()
-            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
-    })
+    // A closed pipe (`ipfib lookup ... | head`) ends the command quietly in `main`; any other
+    // write error names standard output.
+    result.and_then(|()| out.flush().map_err(anyhow::Error::from))
 }
 
 /// Reads addresses line by line, answering every full chunk. On a bad line, the addresses

@@ -1,8 +1,23 @@
 //! `ipfib`: look up addresses, inspect tables, benchmark engines, convert and generate tables.
+//!
+//! Output errors: a reader that goes away (`ipfib ... | head`) ends the command quietly with
+//! status 0; any other failure to write standard output (a full disk, `> /dev/full`) is an
+//! error, status 1. Messages on standard error never fail the command and never panic: they go
+//! through [`note!`], which ignores write errors (a closed or broken stderr).
 
+use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+/// `eprintln!` that ignores write errors: a message on a closed or broken standard error is
+/// lost, never a panic. Every diagnostic of the CLI goes through it.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 mod addresses;
 mod bench;
@@ -39,9 +54,71 @@ enum Command {
     Gen(gen::Command),
 }
 
-/// Errors print once, as `ipfib: cause: detail` (no debug dump, no backtrace), exit status 1.
+/// Writes `text` to standard output and flushes it; a failure is an error naming standard
+/// output (a closed pipe among them, which [`main`] then ends quietly).
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = Stdout::default();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Standard output, locked and buffered, whose write errors say that they are about standard
+/// output (keeping their kind, so a closed pipe is still recognised by [`is_broken_pipe`]).
+pub struct Stdout(BufWriter<StdoutLock<'static>>);
+
+impl Default for Stdout {
+    /// Locks standard output behind a 64 KiB buffer.
+    fn default() -> Self {
+        Stdout(BufWriter::with_capacity(1 << 16, io::stdout().lock()))
+    }
+}
+
+fn on_stdout(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("writing to standard output: {e}"))
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf).map_err(on_stdout)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf).map_err(on_stdout)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush().map_err(on_stdout)
+    }
+}
+
+/// True when the error comes from writing to a reader that went away (`EPIPE`).
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Errors print once, as `ipfib: cause: detail` (no debug dump, no backtrace), exit status 1;
+/// usage errors are clap's, status 2.
 fn main() -> ExitCode {
-    let result = match Cli::parse().command {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version go to stdout, where a write error counts like any other.
+        Err(e) if !e.use_stderr() && !io::stdout().is_terminal() => {
+            return match write_stdout(&e.render().to_string()) {
+                Err(err) if !is_broken_pipe(&err) => {
+                    note!("ipfib: {err:#}");
+                    ExitCode::FAILURE
+                }
+                _ => ExitCode::SUCCESS,
+            };
+        }
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    let result = match cli.command {
         Command::Lookup(args) => lookup::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Bench(args) => bench::run(args),
@@ -50,8 +127,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`ipfib ... | head`): not a failure.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("ipfib: {e:#}");
+            note!("ipfib: {e:#}");
             ExitCode::FAILURE
         }
     }

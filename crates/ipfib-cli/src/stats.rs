@@ -167,7 +167,5 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         out
     };
-    use std::io::Write;
-    std::io::stdout().lock().write_all(report.as_bytes())?;
-    Ok(())
+    crate::write_stdout(&report)
 }

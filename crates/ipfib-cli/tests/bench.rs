@@ -33,7 +33,16 @@ fn fails(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-const TINY: &[&str] = &["--gen-prefixes", "400", "--count", "3000", "--runs", "1"];
+const TINY: &[&str] = &[
+    "--gen-prefixes",
+    "400",
+    "--count",
+    "3000",
+    "--runs",
+    "1",
+    "--rounds",
+    "2",
+];
 
 fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut v: Vec<&str> = TINY.to_vec();
@@ -124,8 +133,48 @@ fn json_has_every_field_and_one_checksum_per_mode() {
             "trace",
             "trace_len",
             "seed",
+            "rounds",
+            "round_mlps",
+            "call",
+            "native",
         ] {
             assert!(r.get(field).is_some(), "{field} missing in {r}");
+        }
+        // Two rounds: the row's figure is the median of the two, its range their spread.
+        let rounds: Vec<f64> = r["round_mlps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_f64().unwrap())
+            .collect();
+        assert_eq!((r["rounds"].as_u64(), rounds.len()), (Some(2), 2), "{r}");
+        let spread = (rounds[0].min(rounds[1]), rounds[0].max(rounds[1]));
+        assert_eq!(
+            (
+                r["mlps_min"].as_f64().unwrap(),
+                r["mlps_max"].as_f64().unwrap()
+            ),
+            spread
+        );
+        // What the timed loop called, and for DPDK which lookup function DPDK selected.
+        let engine = r["engine"].as_str().unwrap();
+        let call = r["call"].as_str().unwrap();
+        let native = &r["native"];
+        match (r["path"].as_str().unwrap(), engine) {
+            ("single", _) => assert_eq!(call, "lookup", "{r}"),
+            (_, "planb" | "reference") => assert_eq!(call, "lookup_batch_raw", "{r}"),
+            (_, e) if e.starts_with("dpdk-") => assert_eq!(call, native["call"], "{r}"),
+            _ => assert_eq!(call, "lookup_batch", "{r}"),
+        }
+        if engine.starts_with("dpdk-") {
+            assert!(native["selected"].is_string(), "{r}");
+            assert!(
+                [4, 8].contains(&native["next_hop_bytes"].as_u64().unwrap()),
+                "{r}"
+            );
+            assert!(native["answer_bytes"].as_u64().unwrap() >= 4, "{r}");
+        } else {
+            assert!(native.is_null(), "{r}");
         }
         let (mlps, lo, hi) = (
             r["mlps"].as_f64().unwrap(),
@@ -292,6 +341,7 @@ fn engines_can_be_selected_and_unknown_ones_are_refused() {
 fn bad_arguments_are_errors() {
     let cases: &[(&[&str], &str)] = &[
         (&["--runs", "0"], "--runs"),
+        (&["--rounds", "0"], "--rounds"),
         (&["--count", "0"], "--count"),
         (&["--chunk", "0"], "--chunk"),
         (&["--threads", "1,0"], "--threads"),

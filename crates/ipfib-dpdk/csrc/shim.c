@@ -74,7 +74,9 @@ unsigned int ipfib_dpdk_max_simd_bitwidth(void)
 /* ---- rte_fib6 (TRIE) ----------------------------------------------------------------------- */
 
 /* nh_bytes is 4 or 8. The default next hop is 0: the Rust side stores next_hop + 1, so 0 is
- * "no route" exactly. Prefers the AVX-512 bulk lookup; *avx512 tells which one was chosen. */
+ * "no route" exactly. Requests the AVX-512 bulk lookup; when DPDK refuses it (no AVX-512F/DQ/BW,
+ * or the EAL's SIMD width is below 512) selects the scalar trie lookup explicitly, so *avx512
+ * names the function that answers either way. */
 struct rte_fib6 *ipfib_fib6_create(const char *name, uint32_t max_routes, uint32_t num_tbl8,
 				   int nh_bytes, int *avx512, int *err)
 {
@@ -96,7 +98,7 @@ struct rte_fib6 *ipfib_fib6_create(const char *name, uint32_t max_routes, uint32
 	}
 	*avx512 = rte_fib6_select_lookup(fib, RTE_FIB6_LOOKUP_TRIE_VECTOR_AVX512) == 0;
 	if (!*avx512)
-		rte_fib6_select_lookup(fib, RTE_FIB6_LOOKUP_DEFAULT);
+		rte_fib6_select_lookup(fib, RTE_FIB6_LOOKUP_TRIE_SCALAR);
 	*err = 0;
 	return fib;
 }
@@ -106,9 +108,10 @@ int ipfib_fib6_add(struct rte_fib6 *fib, const uint8_t ip[16], uint8_t depth, ui
 	return rte_fib6_add(fib, ip, depth, nh);
 }
 
-int ipfib_fib6_lookup_bulk(struct rte_fib6 *fib, uint8_t ips[][16], uint64_t *nhs, int n)
+/* DPDK only reads ips (its prototype lacks the const). */
+int ipfib_fib6_lookup_bulk(struct rte_fib6 *fib, const uint8_t ips[][16], uint64_t *nhs, int n)
 {
-	return rte_fib6_lookup_bulk(fib, ips, nhs, n);
+	return rte_fib6_lookup_bulk(fib, (uint8_t(*)[16])ips, nhs, n);
 }
 
 void ipfib_fib6_free(struct rte_fib6 *fib)
@@ -118,6 +121,8 @@ void ipfib_fib6_free(struct rte_fib6 *fib)
 
 /* ---- rte_fib (DIR24_8) --------------------------------------------------------------------- */
 
+/* As ipfib_fib6_create; the scalar fallback is the macro-based one, which is also what
+ * RTE_FIB_LOOKUP_DEFAULT falls back to. */
 struct rte_fib *ipfib_fib4_create(const char *name, uint32_t max_routes, uint32_t num_tbl8,
 				  int nh_bytes, int *avx512, int *err)
 {
@@ -139,7 +144,7 @@ struct rte_fib *ipfib_fib4_create(const char *name, uint32_t max_routes, uint32_
 	}
 	*avx512 = rte_fib_select_lookup(fib, RTE_FIB_LOOKUP_DIR24_8_VECTOR_AVX512) == 0;
 	if (!*avx512)
-		rte_fib_select_lookup(fib, RTE_FIB_LOOKUP_DEFAULT);
+		rte_fib_select_lookup(fib, RTE_FIB_LOOKUP_DIR24_8_SCALAR_MACRO);
 	*err = 0;
 	return fib;
 }
@@ -149,9 +154,10 @@ int ipfib_fib4_add(struct rte_fib *fib, uint32_t ip, uint8_t depth, uint64_t nh)
 	return rte_fib_add(fib, ip, depth, nh);
 }
 
-int ipfib_fib4_lookup_bulk(struct rte_fib *fib, uint32_t *ips, uint64_t *nhs, int n)
+/* DPDK only reads ips (its prototype lacks the const). */
+int ipfib_fib4_lookup_bulk(struct rte_fib *fib, const uint32_t *ips, uint64_t *nhs, int n)
 {
-	return rte_fib_lookup_bulk(fib, ips, nhs, n);
+	return rte_fib_lookup_bulk(fib, (uint32_t *)ips, nhs, n);
 }
 
 void ipfib_fib4_free(struct rte_fib *fib)
@@ -230,11 +236,11 @@ int ipfib_lpm6_lookup(const struct rte_lpm6 *lpm, const uint8_t ip[16], uint32_t
 	return rte_lpm6_lookup(lpm, ip, nh) == 0;
 }
 
-/* nhs[i] is -1 on a miss. */
-int ipfib_lpm6_lookup_bulk(const struct rte_lpm6 *lpm, uint8_t ips[][16], int32_t *nhs,
+/* nhs[i] is -1 on a miss. DPDK only reads ips (its prototype lacks the const). */
+int ipfib_lpm6_lookup_bulk(const struct rte_lpm6 *lpm, const uint8_t ips[][16], int32_t *nhs,
 			   unsigned int n)
 {
-	return rte_lpm6_lookup_bulk_func(lpm, ips, nhs, n);
+	return rte_lpm6_lookup_bulk_func(lpm, (uint8_t(*)[16])ips, nhs, n);
 }
 
 void ipfib_lpm6_free(struct rte_lpm6 *lpm)

@@ -3,37 +3,36 @@
 
 use std::ffi::c_int;
 
-use ipfib::{LookupError, NextHop};
+use ipfib::{Address, LookupError, NextHop};
 
 use crate::eal::{self, EalInfo};
 use crate::error::DpdkError;
+use crate::native::NativeBulk;
 
-/// Addresses per bulk-lookup call. DPDK's bulk lookups work in groups of 8 or 16 and want
-/// "a compile-time constant, divisible by 8"; 64 keeps the stack buffers small (1.5 KiB for
-/// IPv6) while amortising the call.
+/// Addresses per bulk-lookup call of [`chunked_batch`]. DPDK's bulk lookups work in groups
+/// of 8 or 16; 64 keeps the stack buffers small (1.5 KiB for IPv6) while amortising the call.
 pub(crate) const CHUNK: usize = 64;
 
-/// A batch through a DPDK bulk lookup, [`CHUNK`] addresses per call: each address is encoded
-/// into the C input array, `bulk` fills the C output array for that many inputs, and `decode`
-/// turns each output into an answer. The length check is the [`ipfib::Lookup`] contract's.
-pub(crate) fn chunked_batch<A: Copy, I: Copy + Default, R: Copy + Default>(
+/// [`ipfib::Lookup::lookup_batch`] through a DPDK bulk lookup, [`CHUNK`] addresses per call:
+/// each address is converted into DPDK's layout, looked up, and each answer decoded. The
+/// length check is the [`ipfib::Lookup`] contract's. (Callers that can keep addresses and
+/// answers in DPDK's own types call [`NativeBulk::lookup_bulk`] directly instead.)
+pub(crate) fn chunked_batch<A: Address, E: NativeBulk<A>>(
+    engine: &E,
     addrs: &[A],
     out: &mut [Option<NextHop>],
-    encode: impl Fn(A) -> I,
-    mut bulk: impl FnMut(&mut [I], &mut [R]),
-    decode: impl Fn(R) -> Option<NextHop>,
 ) -> Result<(), LookupError> {
     ipfib::engine::check_batch(addrs.len(), out.len())?;
-    let mut inputs = [I::default(); CHUNK];
-    let mut results = [R::default(); CHUNK];
+    let mut keys = [E::Key::default(); CHUNK];
+    let mut hops = [E::Hop::default(); CHUNK];
     for (a, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
         let n = a.len();
-        for (input, &addr) in inputs.iter_mut().zip(a) {
-            *input = encode(addr);
+        for (key, &addr) in keys.iter_mut().zip(a) {
+            *key = E::key(addr);
         }
-        bulk(&mut inputs[..n], &mut results[..n]);
-        for (o, &r) in o.iter_mut().zip(&results[..n]) {
-            *o = decode(r);
+        engine.lookup_bulk(&keys[..n], &mut hops[..n])?;
+        for (o, &hop) in o.iter_mut().zip(&hops[..n]) {
+            *o = engine.decode(hop);
         }
     }
     Ok(())

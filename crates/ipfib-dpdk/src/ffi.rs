@@ -41,7 +41,7 @@ extern "C" {
     pub fn ipfib_fib6_add(fib: *mut RteFib6, ip: *const [u8; 16], depth: u8, nh: u64) -> c_int;
     pub fn ipfib_fib6_lookup_bulk(
         fib: *mut RteFib6,
-        ips: *mut [u8; 16],
+        ips: *const [u8; 16],
         nhs: *mut u64,
         n: c_int,
     ) -> c_int;
@@ -58,7 +58,7 @@ extern "C" {
     pub fn ipfib_fib4_add(fib: *mut RteFib, ip: u32, depth: u8, nh: u64) -> c_int;
     pub fn ipfib_fib4_lookup_bulk(
         fib: *mut RteFib,
-        ips: *mut u32,
+        ips: *const u32,
         nhs: *mut u64,
         n: c_int,
     ) -> c_int;
@@ -91,7 +91,7 @@ extern "C" {
     pub fn ipfib_lpm6_lookup(lpm: *const RteLpm6, ip: *const [u8; 16], nh: *mut u32) -> c_int;
     pub fn ipfib_lpm6_lookup_bulk(
         lpm: *const RteLpm6,
-        ips: *mut [u8; 16],
+        ips: *const [u8; 16],
         nhs: *mut i32,
         n: c_uint,
     ) -> c_int;

@@ -13,6 +13,7 @@ use ipfib::{Lookup, LookupError, NextHop, RouteTable};
 use crate::common::{self, Capacity};
 use crate::error::DpdkError;
 use crate::ffi;
+use crate::native::{self, BulkLookup, NativeBulk};
 use crate::sizing::{self, estimate};
 
 /// `max_routes` is a C `int`, and the RIB is created with twice as many nodes.
@@ -128,18 +129,50 @@ impl DpdkFib {
         self.tbl8
     }
 
-    fn bulk(&self, ips: &mut [u32], nhs: &mut [u64]) {
-        debug_assert_eq!(ips.len(), nhs.len());
-        // SAFETY: `fib` is live for `&self`; `ips` and `nhs` hold `len` elements each
-        // (len <= CHUNK fits a c_int); the lookup only reads `ips` and writes `nhs`.
+    fn bulk(&self, ips: &[u32], nhs: &mut [u64]) {
+        debug_assert!(ips.len() == nhs.len() && ips.len() <= i32::MAX as usize);
+        // SAFETY: `fib` is live for `&self`; `ips` and `nhs` hold `len` elements each and
+        // `len` fits a c_int (checked by the callers); the lookup only reads `ips` and writes
+        // `nhs`.
         unsafe {
             ffi::ipfib_fib4_lookup_bulk(
                 self.fib.as_ptr(),
-                ips.as_mut_ptr(),
+                ips.as_ptr(),
                 nhs.as_mut_ptr(),
                 ips.len() as c_int,
             )
         };
+    }
+}
+
+impl NativeBulk<u32> for DpdkFib {
+    type Key = u32;
+    type Hop = u64;
+
+    fn key(addr: u32) -> u32 {
+        addr
+    }
+
+    fn lookup_bulk(&self, keys: &[u32], hops: &mut [u64]) -> Result<(), LookupError> {
+        native::in_calls(keys, hops, |k, h| self.bulk(k, h))
+    }
+
+    #[inline]
+    fn decode(&self, hop: u64) -> Option<NextHop> {
+        decode(hop)
+    }
+
+    fn bulk_lookup(&self) -> BulkLookup {
+        BulkLookup {
+            call: "rte_fib_lookup_bulk",
+            requested: Some("avx512"),
+            selected: if self.avx512 {
+                "avx512"
+            } else {
+                "scalar-macro"
+            },
+            next_hop_bytes: self.entry_bytes,
+        }
     }
 }
 
@@ -155,14 +188,13 @@ impl Lookup<u32> for DpdkFib {
     }
 
     fn lookup(&self, addr: u32) -> Option<NextHop> {
-        let mut ip = [addr];
         let mut nh = [0u64];
-        self.bulk(&mut ip, &mut nh);
+        self.bulk(&[addr], &mut nh);
         decode(nh[0])
     }
 
     fn lookup_batch(&self, addrs: &[u32], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
-        common::chunked_batch(addrs, out, |a| a, |i, r| self.bulk(i, r), decode)
+        common::chunked_batch(self, addrs, out)
     }
 
     fn memory_bytes(&self) -> usize {

@@ -14,6 +14,7 @@ use ipfib::{Lookup, LookupError, NextHop, RouteTable};
 use crate::common::{self, Capacity};
 use crate::error::DpdkError;
 use crate::ffi;
+use crate::native::{self, BulkLookup, NativeBulk};
 use crate::sizing::{self, estimate};
 
 /// `max_routes` is a C `int`, and the RIB is created with twice as many nodes.
@@ -126,18 +127,46 @@ impl DpdkFib6 {
         self.tbl8
     }
 
-    fn bulk(&self, ips: &mut [[u8; 16]], nhs: &mut [u64]) {
-        debug_assert_eq!(ips.len(), nhs.len());
-        // SAFETY: `fib` is live for `&self`; `ips` and `nhs` hold `len` elements each
-        // (len <= CHUNK fits a c_int); the lookup only reads `ips` and writes `nhs`.
+    fn bulk(&self, ips: &[[u8; 16]], nhs: &mut [u64]) {
+        debug_assert!(ips.len() == nhs.len() && ips.len() <= i32::MAX as usize);
+        // SAFETY: `fib` is live for `&self`; `ips` and `nhs` hold `len` elements each and
+        // `len` fits a c_int (checked by the callers); the lookup only reads `ips` and writes
+        // `nhs`.
         unsafe {
             ffi::ipfib_fib6_lookup_bulk(
                 self.fib.as_ptr(),
-                ips.as_mut_ptr(),
+                ips.as_ptr(),
                 nhs.as_mut_ptr(),
                 ips.len() as c_int,
             )
         };
+    }
+}
+
+impl NativeBulk<u128> for DpdkFib6 {
+    type Key = [u8; 16];
+    type Hop = u64;
+
+    fn key(addr: u128) -> [u8; 16] {
+        addr.to_be_bytes()
+    }
+
+    fn lookup_bulk(&self, keys: &[[u8; 16]], hops: &mut [u64]) -> Result<(), LookupError> {
+        native::in_calls(keys, hops, |k, h| self.bulk(k, h))
+    }
+
+    #[inline]
+    fn decode(&self, hop: u64) -> Option<NextHop> {
+        decode(hop)
+    }
+
+    fn bulk_lookup(&self) -> BulkLookup {
+        BulkLookup {
+            call: "rte_fib6_lookup_bulk",
+            requested: Some("avx512"),
+            selected: if self.avx512 { "avx512" } else { "scalar" },
+            next_hop_bytes: self.entry_bytes,
+        }
     }
 }
 
@@ -153,20 +182,13 @@ impl Lookup<u128> for DpdkFib6 {
     }
 
     fn lookup(&self, addr: u128) -> Option<NextHop> {
-        let mut ip = [addr.to_be_bytes()];
         let mut nh = [0u64];
-        self.bulk(&mut ip, &mut nh);
+        self.bulk(&[addr.to_be_bytes()], &mut nh);
         decode(nh[0])
     }
 
     fn lookup_batch(&self, addrs: &[u128], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
-        common::chunked_batch(
-            addrs,
-            out,
-            u128::to_be_bytes,
-            |i, r| self.bulk(i, r),
-            decode,
-        )
+        common::chunked_batch(self, addrs, out)
     }
 
     fn memory_bytes(&self) -> usize {

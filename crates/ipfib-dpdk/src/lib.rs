@@ -21,6 +21,13 @@
 //! structure's alone): tables, tbl8 groups, RIB node pools and rule hashes, everything DPDK
 //! allocated for it.
 //!
+//! ## Native bulk lookups
+//!
+//! Each wrapper also implements [`NativeBulk`]: DPDK's bulk lookup fed in DPDK's own layout
+//! (IPv6 as 16 network-order bytes, IPv4 as host-order `u32`s) into an array of DPDK's
+//! next-hop type, with no conversion per call, as a DPDK application calls it; and it tells
+//! which lookup function DPDK selected ([`BulkLookup`]). Benchmarks time this path.
+//!
 //! Everything that calls DPDK needs the `dpdk` feature (and `libdpdk-dev`, see
 //! `scripts/install-dpdk.sh`). Without it the crate has only [`sizing`] and [`DpdkError`], and
 //! builds with no C compiler and no DPDK, so the workspace builds everywhere.
@@ -46,6 +53,8 @@ mod fib6;
 mod lpm4;
 #[cfg(feature = "dpdk")]
 mod lpm6;
+#[cfg(feature = "dpdk")]
+pub mod native;
 
 #[cfg(feature = "dpdk")]
 pub use dpdk_api::*;
@@ -59,6 +68,7 @@ mod dpdk_api {
     pub use crate::fib6::DpdkFib6;
     pub use crate::lpm4::DpdkLpm;
     pub use crate::lpm6::DpdkLpm6;
+    pub use crate::native::{BulkLookup, NativeBulk};
     use crate::DpdkError;
 
     /// Every DPDK IPv6 comparator for a table: `dpdk-fib6`, then `dpdk-lpm6`. Starts the EAL

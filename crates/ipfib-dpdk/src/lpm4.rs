@@ -14,6 +14,7 @@ use ipfib::{Lookup, LookupError, NextHop, RouteTable};
 use crate::common::{self, Capacity};
 use crate::error::DpdkError;
 use crate::ffi;
+use crate::native::{self, BulkLookup, NativeBulk};
 use crate::sizing::{self, estimate};
 
 const ENGINE: &str = "dpdk-lpm";
@@ -115,6 +116,45 @@ impl DpdkLpm {
     }
 }
 
+impl NativeBulk<u32> for DpdkLpm {
+    type Key = u32;
+    type Hop = u32;
+
+    fn key(addr: u32) -> u32 {
+        addr
+    }
+
+    fn lookup_bulk(&self, keys: &[u32], hops: &mut [u32]) -> Result<(), LookupError> {
+        native::in_calls(keys, hops, |ips, nhs| {
+            // SAFETY: `lpm` is live for `&self`; `ips` and `nhs` hold `len` elements each
+            // (`len` <= i32::MAX fits a c_uint); the lookup only reads `ips` and writes `nhs`.
+            unsafe {
+                ffi::ipfib_lpm4_lookup_bulk(
+                    self.lpm.as_ptr(),
+                    ips.as_ptr(),
+                    nhs.as_mut_ptr(),
+                    ips.len() as c_uint,
+                )
+            };
+        })
+    }
+
+    /// The entry also carries DPDK's hit flag and group bits above the 24-bit hop.
+    #[inline]
+    fn decode(&self, hop: u32) -> Option<NextHop> {
+        (hop & self.hit_flag != 0).then_some(hop & NEXT_HOP_MASK)
+    }
+
+    fn bulk_lookup(&self) -> BulkLookup {
+        BulkLookup {
+            call: "rte_lpm_lookup_bulk",
+            requested: None,
+            selected: "scalar",
+            next_hop_bytes: 4,
+        }
+    }
+}
+
 impl Lookup<u32> for DpdkLpm {
     fn name(&self) -> &'static str {
         ENGINE
@@ -128,26 +168,7 @@ impl Lookup<u32> for DpdkLpm {
     }
 
     fn lookup_batch(&self, addrs: &[u32], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
-        common::chunked_batch(
-            addrs,
-            out,
-            |a| a,
-            |ips: &mut [u32], nhs: &mut [u32]| {
-                debug_assert_eq!(ips.len(), nhs.len());
-                // SAFETY: `lpm` is live for `&self`; `ips` and `nhs` hold `len` elements each;
-                // the lookup only reads `ips` and writes `nhs`.
-                unsafe {
-                    ffi::ipfib_lpm4_lookup_bulk(
-                        self.lpm.as_ptr(),
-                        ips.as_ptr(),
-                        nhs.as_mut_ptr(),
-                        ips.len() as c_uint,
-                    )
-                };
-            },
-            // The entry also carries DPDK's depth and group bits above the 24-bit hop.
-            |nh| (nh & self.hit_flag != 0).then_some(nh & NEXT_HOP_MASK),
-        )
+        common::chunked_batch(self, addrs, out)
     }
 
     fn memory_bytes(&self) -> usize {

@@ -15,6 +15,7 @@ use ipfib::{Lookup, LookupError, NextHop, Prefix, RouteTable};
 use crate::common::{self, Capacity};
 use crate::error::DpdkError;
 use crate::ffi;
+use crate::native::{self, BulkLookup, NativeBulk};
 use crate::sizing::{self, estimate};
 
 const ENGINE: &str = "dpdk-lpm6";
@@ -107,6 +108,45 @@ impl DpdkLpm6 {
     }
 }
 
+impl NativeBulk<u128> for DpdkLpm6 {
+    type Key = [u8; 16];
+    type Hop = i32;
+
+    fn key(addr: u128) -> [u8; 16] {
+        addr.to_be_bytes()
+    }
+
+    fn lookup_bulk(&self, keys: &[[u8; 16]], hops: &mut [i32]) -> Result<(), LookupError> {
+        native::in_calls(keys, hops, |ips, nhs| {
+            // SAFETY: `lpm` is live for `&self`; `ips` and `nhs` hold `len` elements each
+            // (`len` <= i32::MAX fits a c_uint); the lookup only reads `ips` and writes `nhs`.
+            unsafe {
+                ffi::ipfib_lpm6_lookup_bulk(
+                    self.lpm.as_ptr(),
+                    ips.as_ptr(),
+                    nhs.as_mut_ptr(),
+                    ips.len() as c_uint,
+                )
+            };
+        })
+    }
+
+    /// Next hops are below 2^21, so -1 is only ever DPDK's miss value.
+    #[inline]
+    fn decode(&self, hop: i32) -> Option<NextHop> {
+        u32::try_from(hop).ok()
+    }
+
+    fn bulk_lookup(&self) -> BulkLookup {
+        BulkLookup {
+            call: "rte_lpm6_lookup_bulk_func",
+            requested: None,
+            selected: "scalar",
+            next_hop_bytes: 4,
+        }
+    }
+}
+
 impl Lookup<u128> for DpdkLpm6 {
     fn name(&self) -> &'static str {
         ENGINE
@@ -122,26 +162,7 @@ impl Lookup<u128> for DpdkLpm6 {
     }
 
     fn lookup_batch(&self, addrs: &[u128], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
-        common::chunked_batch(
-            addrs,
-            out,
-            u128::to_be_bytes,
-            |ips: &mut [[u8; 16]], nhs: &mut [i32]| {
-                debug_assert_eq!(ips.len(), nhs.len());
-                // SAFETY: `lpm` is live for `&self`; `ips` and `nhs` hold `len` elements each;
-                // the lookup only reads `ips` and writes `nhs`.
-                unsafe {
-                    ffi::ipfib_lpm6_lookup_bulk(
-                        self.lpm.as_ptr(),
-                        ips.as_mut_ptr(),
-                        nhs.as_mut_ptr(),
-                        ips.len() as c_uint,
-                    )
-                };
-            },
-            // Next hops are below 2^21, so -1 is only ever DPDK's miss value.
-            |nh| u32::try_from(nh).ok(),
-        )
+        common::chunked_batch(self, addrs, out)
     }
 
     fn memory_bytes(&self) -> usize {

@@ -7,7 +7,7 @@ mod support;
 
 use ipfib::engine::reference::Reference;
 use ipfib::{Address, Lookup, Prefix, RouteTable};
-use ipfib_dpdk::{DpdkError, DpdkFib, DpdkFib6, DpdkLpm, DpdkLpm6};
+use ipfib_dpdk::{DpdkError, DpdkFib, DpdkFib6, DpdkLpm, DpdkLpm6, NativeBulk};
 use rand::{Rng, SeedableRng};
 
 fn table<A: Address>(routes: &[(&str, u32)]) -> RouteTable<A>
@@ -244,6 +244,71 @@ fn batches_of_odd_lengths_and_mismatched_outputs() {
             e.name()
         );
     }
+}
+
+/// The native bulk lookup on keys converted once, in one call and in odd pieces, decodes to
+/// the reference's answers; a length mismatch writes nothing.
+fn assert_native_same<A: Address, E: NativeBulk<A>>(
+    engine: &E,
+    table: &RouteTable<A>,
+    addrs: &[A],
+) {
+    let reference = Reference::new(table);
+    let keys: Vec<E::Key> = addrs.iter().map(|&a| E::key(a)).collect();
+    let mut whole = vec![E::Hop::default(); keys.len()];
+    engine.lookup_bulk(&keys, &mut whole).unwrap();
+    let mut pieces = vec![E::Hop::default(); keys.len()];
+    for (k, h) in keys.chunks(37).zip(pieces.chunks_mut(37)) {
+        engine.lookup_bulk(k, h).unwrap();
+    }
+    for ((&a, &w), &p) in addrs.iter().zip(&whole).zip(&pieces) {
+        let want = reference.lookup(a);
+        assert_eq!(
+            engine.decode(w),
+            want,
+            "{} native {:?}",
+            engine.name(),
+            a.to_ip()
+        );
+        assert_eq!(
+            engine.decode(p),
+            want,
+            "{} native {:?}",
+            engine.name(),
+            a.to_ip()
+        );
+    }
+    let mut short = vec![E::Hop::default(); keys.len().saturating_sub(1)];
+    assert!(keys.is_empty() || engine.lookup_bulk(&keys, &mut short).is_err());
+    engine.lookup_bulk(&[], &mut []).unwrap();
+}
+
+#[test]
+fn native_bulk_lookups_answer_like_the_reference_and_say_what_answers() {
+    let t6 = table::<u128>(V6_EDGES);
+    let a6 = probes(&t6, 2000, 11);
+    let fib6 = DpdkFib6::build(&t6).unwrap();
+    assert_native_same(&fib6, &t6, &a6);
+    assert_native_same(&DpdkLpm6::build(&t6).unwrap(), &t6, &a6);
+    let t4 = table::<u32>(V4_EDGES);
+    let a4 = probes(&t4, 2000, 12);
+    let fib = DpdkFib::build(&t4).unwrap();
+    assert_native_same(&fib, &t4, &a4);
+    assert_native_same(&DpdkLpm::build(&t4).unwrap(), &t4, &a4);
+    // IPv6 keys are the 16 network-order bytes a packet carries.
+    assert_eq!(
+        <DpdkFib6 as NativeBulk<u128>>::key(0x2001_0db8 << 96),
+        [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    );
+    for (info, avx512) in [
+        (fib6.bulk_lookup(), fib6.uses_avx512()),
+        (fib.bulk_lookup(), fib.uses_avx512()),
+    ] {
+        assert_eq!(info.requested, Some("avx512"));
+        assert_eq!(info.selected == "avx512", avx512, "{info:?}");
+        assert_eq!(info.next_hop_bytes, 4, "{info:?}");
+    }
+    assert_eq!(fib6.bulk_lookup().call, "rte_fib6_lookup_bulk");
 }
 
 #[test]

@@ -2,10 +2,76 @@
 //! library's registry, so a new engine is benchmarked without touching this file), the peer
 //! crates (feature `peers`) and the extra comparators such as DPDK (feature `dpdk`).
 
-use ipfib::{engine, Address, BuildOptions, Lookup, RouteTable};
+use ipfib::{engine, Address, BuildOptions, Lookup, NextHop, RouteTable};
+
+use crate::bench::native::{NativeBatch, NativeInfo};
 
 /// Builds one comparator from a table. Boxed so ours, the peers' and FFI ones mix in one list.
-pub type Builder<A> = Box<dyn Fn(&RouteTable<A>) -> anyhow::Result<Box<dyn Lookup<A>>>>;
+pub type Builder<A> = Box<dyn Fn(&RouteTable<A>) -> anyhow::Result<Engine<A>>>;
+
+/// A built contender, and how its batch path is called.
+pub enum Engine<A: Address> {
+    /// One of ours, through the public API: `Lookup::lookup_batch_raw` (what
+    /// `ipfib::Fib::lookup_v4_batch`/`lookup_v6_batch` call) into `u32`s, `miss` for no route.
+    Ours {
+        /// The engine.
+        engine: Box<dyn Lookup<A>>,
+        /// A value no route of the table has, answered for "no route".
+        miss: NextHop,
+    },
+    /// A comparator without a native batch: `Lookup::lookup_batch` into `Option`s.
+    Generic(Box<dyn Lookup<A>>),
+    /// A comparator with its own batch layout (see [`crate::bench::native`]): DPDK's, so
+    /// without feature `dpdk` only the tests build one.
+    #[cfg_attr(not(feature = "dpdk"), allow(dead_code))]
+    Native(Box<dyn NativeBatch<A>>),
+}
+
+impl<A: Address> Engine<A> {
+    /// The engine's [`Lookup`] (its single path, name and size).
+    pub fn lookup(&self) -> &dyn Lookup<A> {
+        match self {
+            Engine::Ours { engine, .. } => engine.as_ref(),
+            Engine::Generic(engine) => engine.as_ref(),
+            Engine::Native(native) => native.lookup(),
+        }
+    }
+
+    /// The function the batch path calls.
+    pub fn batch_call(&self) -> &'static str {
+        match self {
+            Engine::Ours { .. } => "lookup_batch_raw",
+            Engine::Generic(_) => "lookup_batch",
+            Engine::Native(native) => native.info().call,
+        }
+    }
+
+    /// What the native path calls, for comparators that have one.
+    pub fn native_info(&self) -> Option<NativeInfo> {
+        match self {
+            Engine::Native(native) => Some(native.info()),
+            _ => None,
+        }
+    }
+}
+
+/// A next hop no route of `table` has (the largest such value), to stand for "no route" in
+/// [`Lookup::lookup_batch_raw`]'s output.
+pub fn unused_next_hop<A: Address>(table: &RouteTable<A>) -> NextHop {
+    let mut used: Vec<NextHop> = table.iter().map(|(_, nh)| nh).collect();
+    used.sort_unstable_by(|a, b| b.cmp(a));
+    used.dedup();
+    // Walking down from u32::MAX, the first value that is not the next used one is free; a
+    // table has far fewer than 2^32 routes, so one is found.
+    let mut candidate = NextHop::MAX;
+    for nh in used {
+        if nh != candidate {
+            break;
+        }
+        candidate -= 1;
+    }
+    candidate
+}
 
 /// One thing to benchmark: its name (as `--engines` accepts it) and how to build it.
 pub struct Contender<A: Address> {
@@ -33,7 +99,12 @@ pub fn all<A: Family>() -> Vec<Contender<A>> {
         .map(|info| Contender {
             name: info.name().to_string(),
             ours: true,
-            build: Box::new(move |t: &RouteTable<A>| Ok(info.build(t, &BuildOptions::default())?)),
+            build: Box::new(move |t: &RouteTable<A>| {
+                Ok(Engine::Ours {
+                    engine: info.build(t, &BuildOptions::default())?,
+                    miss: unused_next_hop(t),
+                })
+            }),
         })
         .collect();
     list.extend(A::peers());
@@ -75,14 +146,14 @@ where
             name: "prefix-trie".into(),
             ours: false,
             build: Box::new(|t: &RouteTable<A>| {
-                Ok(Box::new(PrefixTrie::build(t)) as Box<dyn Lookup<A>>)
+                Ok(Engine::Generic(Box::new(PrefixTrie::build(t))))
             }),
         },
         Contender {
             name: "ip_network_table".into(),
             ours: false,
             build: Box::new(|t: &RouteTable<A>| {
-                Ok(Box::new(IpNetTable::build(t)?) as Box<dyn Lookup<A>>)
+                Ok(Engine::Generic(Box::new(IpNetTable::build(t)?)))
             }),
         },
     ]
@@ -111,16 +182,18 @@ impl Family for u128 {
     }
 }
 
-/// A DPDK comparator as a contender; building it starts DPDK's EAL on first use.
+/// A DPDK comparator as a contender, timed through its native bulk lookup; building it starts
+/// DPDK's EAL on first use.
 #[cfg(feature = "dpdk")]
-fn dpdk<A: Address, E: Lookup<A> + 'static>(
+fn dpdk<A: Address, E: ipfib_dpdk::NativeBulk<A> + 'static>(
     name: &str,
     build: fn(&RouteTable<A>) -> Result<E, ipfib_dpdk::DpdkError>,
 ) -> Contender<A> {
+    use crate::bench::native::Dpdk;
     Contender {
         name: name.into(),
         ours: false,
-        build: Box::new(move |t: &RouteTable<A>| Ok(Box::new(build(t)?) as Box<dyn Lookup<A>>)),
+        build: Box::new(move |t: &RouteTable<A>| Ok(Engine::Native(Box::new(Dpdk(build(t)?))))),
     }
 }
 
@@ -177,11 +250,27 @@ mod tests {
         let mut t = RouteTable::<u32>::new();
         t.insert_net("10.0.0.0/8".parse().unwrap(), 4).unwrap();
         for c in all::<u32>() {
-            let e = (c.build)(&t).unwrap();
+            let built = (c.build)(&t).unwrap();
+            assert_eq!(matches!(built, Engine::Ours { .. }), c.ours, "{}", c.name);
+            let e = built.lookup();
             assert_eq!(e.name(), c.name);
             assert_eq!(e.lookup(0x0a01_0101), Some(4), "{}", c.name);
             assert_eq!(e.lookup(0x0b00_0000), None, "{}", c.name);
         }
+    }
+
+    #[test]
+    fn the_miss_value_is_a_next_hop_no_route_has() {
+        let mut t = RouteTable::<u32>::new();
+        assert_eq!(unused_next_hop(&t), u32::MAX);
+        t.insert_net("10.0.0.0/8".parse().unwrap(), u32::MAX)
+            .unwrap();
+        t.insert_net("11.0.0.0/8".parse().unwrap(), u32::MAX - 1)
+            .unwrap();
+        t.insert_net("12.0.0.0/8".parse().unwrap(), u32::MAX - 3)
+            .unwrap();
+        t.insert_net("13.0.0.0/8".parse().unwrap(), 7).unwrap();
+        assert_eq!(unused_next_hop(&t), u32::MAX - 2);
     }
 
     #[test]

@@ -3,13 +3,22 @@
 //!
 //! The run: load or generate the table, make the trace, build every contender (timed), check
 //! that they all answer the whole trace alike on every path and mode (a difference fails the
-//! command, see [`verify`]), then time each engine × mode × path × thread count: one untimed
-//! warm-up run, then `--runs` timed runs, reporting the median and min–max (see [`modes`] for
-//! exactly what each mode does).
+//! command, see [`verify`]), then time each engine × mode × path × thread count (see [`modes`]
+//! for exactly what each mode does and which call each path makes).
+//!
+//! Timing: each engine is timed alone, all its passes together with its cache warm (one
+//! untimed warm-up run, then `--runs` timed runs; their median is the round's figure), one
+//! engine after the other; and that whole comparison is repeated `--rounds` times in the same
+//! order (A B C, A B C, ...), so drift on a shared machine hits every engine alike. A row
+//! reports the median of its rounds' medians and their spread (slowest and fastest round).
+//! Comparators with a native batch (DPDK) get the sequence converted to their layout once per
+//! mode, before any timing ([`native`]).
 
 mod contenders;
 mod cpu;
+pub mod limits;
 mod modes;
+mod native;
 #[cfg(feature = "peers")]
 mod peers;
 mod plot;
@@ -22,9 +31,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ipfib::{Lookup, RouteTable};
+use ipfib::RouteTable;
 
-use crate::bench::contenders::Contender;
+use crate::bench::contenders::{Contender, Engine};
+use crate::bench::limits::{
+    count, MAX_CHUNK, MAX_PREFIXES, MAX_ROUNDS, MAX_RUNS, MAX_RUN_BUDGET_MS, MAX_THREADS, MAX_TRACE,
+};
 use crate::bench::modes::{Job, Mode, Path as LookupPath, Placement};
 use crate::bench::report::{Row, TableInfo, TraceInfo};
 use crate::bench::source::{Source, TraceArg};
@@ -34,7 +46,14 @@ use crate::fib_args::{self, MrtArgs};
 
 const AFTER_HELP: &str = "\
 With no arguments: a generated 250,000-prefix rrc00-like IPv6 table, a matched trace of
-1,000,000 addresses, every engine and peer crate, throughput mode, 5 runs.
+1,000,000 addresses, every engine and peer crate, throughput mode, 3 rounds of 5 runs.
+
+Each engine is timed alone (a warm-up run, then its runs back to back), engine after engine,
+and the whole comparison is repeated --rounds times in the same order: MLPS is the median of
+the rounds' medians, `rounds min-max` their spread. The batch path calls ours through
+lookup_batch_raw (as ipfib::Fib's batch lookups do), DPDK through its own bulk lookup on
+addresses converted to its layout before timing (the `native` column: the lookup function DPDK
+selected and its next-hop size), other comparators through lookup_batch.
 
 Before timing, every engine answers the whole trace on every path and mode and is compared
 with the reference engine: any difference is reported (engines, address, both answers) and
@@ -80,17 +99,24 @@ pub struct Options {
     #[arg(long)]
     pub family: Option<Family>,
 
-    /// Prefixes of the generated table.
+    /// Prefixes of the generated table (at most 2^26).
     #[arg(
         long,
         value_name = "N",
         default_value_t = 250_000,
+        value_parser = count(MAX_PREFIXES),
         conflicts_with = "fib"
     )]
     pub gen_prefixes: usize,
 
     /// Several generated table sizes in one run (comma-separated), for the scaling plot.
-    #[arg(long, value_name = "N,N,..", value_delimiter = ',', conflicts_with_all = ["fib", "gen_prefixes"])]
+    #[arg(
+        long,
+        value_name = "N,N,..",
+        value_delimiter = ',',
+        value_parser = count(MAX_PREFIXES),
+        conflicts_with_all = ["fib", "gen_prefixes"]
+    )]
     pub sizes: Vec<usize>,
 
     /// The trace: `matched` (a random address inside a random prefix), `uniform` (random over
@@ -99,8 +125,8 @@ pub struct Options {
     #[arg(long, value_name = "KIND|FILE", default_value = "matched")]
     pub trace: TraceArg,
 
-    /// Addresses of a generated trace (a trace file is used whole).
-    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    /// Addresses of a generated trace, at most 2^28 (a trace file is used whole).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = count(MAX_TRACE))]
     pub count: usize,
 
     /// Seed of the generated table and trace.
@@ -114,26 +140,39 @@ pub struct Options {
     #[arg(long, value_delimiter = ',', default_value = "throughput")]
     pub mode: Vec<Mode>,
 
-    /// Thread counts (comma-separated); each thread looks up in the same shared engine.
+    /// Thread counts (comma-separated, each at most 1024); each thread looks up in the same
+    /// shared engine.
     #[arg(
         long,
         value_name = "N,N,..",
         value_delimiter = ',',
-        default_value = "1"
+        default_value = "1",
+        value_parser = count(MAX_THREADS)
     )]
     pub threads: Vec<usize>,
 
-    /// Timed runs per measurement, after one untimed warm-up run.
-    #[arg(long, value_name = "R", default_value_t = 5)]
+    /// Timed runs per engine and round, after one untimed warm-up run (at most 1000).
+    #[arg(long, value_name = "R", default_value_t = 5, value_parser = count(MAX_RUNS))]
     pub runs: usize,
 
-    /// Addresses per `lookup_batch` call on the batch path.
-    #[arg(long, value_name = "N", default_value_t = 4096)]
+    /// Rounds: the whole comparison is repeated this many times, engines in the same order each
+    /// time (at most 100).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = count(MAX_ROUNDS))]
+    pub rounds: usize,
+
+    /// Addresses per call on the batch path (at most 2^24).
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = count(MAX_CHUNK))]
     pub chunk: usize,
 
-    /// Time budget of one timed run, in milliseconds: a slow engine is timed on the first part
-    /// of the trace that fits (its answers are still checked on the whole trace).
-    #[arg(long, value_name = "MS", default_value_t = 300)]
+    /// Time budget of one timed run, in milliseconds (1 to 3,600,000): a slow engine is timed
+    /// on the first part of the trace that fits (its answers are still checked on the whole
+    /// trace).
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 300,
+        value_parser = clap::value_parser!(u64).range(1..=MAX_RUN_BUDGET_MS)
+    )]
     pub run_budget_ms: u64,
 
     /// Only these engines (comma-separated names, e.g. planb,prefix-trie); default all.
@@ -150,22 +189,34 @@ pub struct Options {
 }
 
 impl Options {
+    /// What the arguments' ranges do not cover: the plot format, and the memory the run is
+    /// estimated to need against the memory available.
     fn validate(&self) -> anyhow::Result<()> {
-        anyhow::ensure!(self.runs >= 1, "--runs must be at least 1");
-        anyhow::ensure!(self.count >= 1, "--count must be at least 1");
-        anyhow::ensure!(self.chunk >= 1, "--chunk must be at least 1");
-        anyhow::ensure!(
-            self.threads.iter().all(|&t| t >= 1),
-            "--threads must be at least 1"
-        );
-        anyhow::ensure!(
-            self.sizes.iter().all(|&n| n >= 1) && self.gen_prefixes >= 1,
-            "table sizes must be at least 1 prefix"
-        );
         if let Some(p) = &self.plot {
             plot::Format::of(p)?;
         }
-        Ok(())
+        limits::check_memory("this bench run", self.memory_estimate())
+    }
+
+    /// Bytes the largest table generation, the trace and the answer arrays need, roughly: per
+    /// address the trace, the repeated-mode sequence, two native copies and two answer arrays
+    /// of the agreement check (at most 6 × 16 + 16 bytes); per thread its answer arrays.
+    fn memory_estimate(&self) -> u64 {
+        let prefixes = if self.fib.is_some() {
+            0
+        } else {
+            self.sizes
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(self.gen_prefixes) as u64
+        };
+        let trace = match self.trace {
+            TraceArg::Gen(_) => self.count as u64 * (6 * 16 + 16),
+            TraceArg::File(_) => 0,
+        };
+        let threads = self.threads.iter().copied().max().unwrap_or(1) as u64;
+        prefixes * limits::BYTES_PER_GENERATED_ROUTE + trace + threads * self.chunk as u64 * 16
     }
 
     /// The modes asked for, each once, in the order given.
@@ -212,18 +263,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Family::V4 => run_family::<u32>(&args, fib.map(u32::of_table))?,
         Family::V6 => run_family::<u128>(&args, fib.map(u128::of_table))?,
     };
-    print!("{}", report::render(&rows));
+    // The result files first, each independently of the others and of the console: a full
+    // disk or a closed stdout must not lose them. The first error is the command's.
+    let mut first_error = None;
     if let Some(path) = &args.json {
-        report::write_json(path, &rows)?;
-        eprintln!("wrote {}", path.display());
-    }
-    if let Some(path) = &args.plot {
-        for p in plot::plot(path, &rows)? {
-            eprintln!("wrote {}", p.display());
+        match report::write_json(path, &rows) {
+            Ok(()) => note!("wrote {}", path.display()),
+            Err(e) => first_error = first_error.or(Some(e)),
         }
     }
-    eprintln!("bench done in {:.1} s", started.elapsed().as_secs_f64());
-    Ok(())
+    if let Some(path) = &args.plot {
+        match plot::plot(path, &rows) {
+            Ok(written) => written.iter().for_each(|p| note!("wrote {}", p.display())),
+            Err(e) => first_error = first_error.or(Some(e)),
+        }
+    }
+    if let Err(e) = crate::write_stdout(&report::render(&rows)) {
+        first_error = first_error.or(Some(e));
+    }
+    note!("bench done in {:.1} s", started.elapsed().as_secs_f64());
+    first_error.map_or(Ok(()), Err)
 }
 
 /// A spinner with a message on stderr for a step of unknown length, hidden when stderr is not
@@ -269,7 +328,7 @@ fn run_family<A: Source>(
         TraceArg::Gen(_) => None,
     };
     let allowed = cpu::allowed();
-    eprintln!(
+    note!(
         "CPUs allowed: {} (main thread on CPU {}); pin with `taskset -c N`",
         cpu::format_list(&allowed),
         cpu::current().map_or("?".into(), |c| c.to_string())
@@ -297,7 +356,7 @@ fn run_family<A: Source>(
                 let bar = spinner(format!("generating {what}"));
                 let table = A::generate(n, args.seed);
                 bar.finish_and_clear();
-                eprintln!(
+                note!(
                     "generated {what} in {:.1} s",
                     started.elapsed().as_secs_f64()
                 );
@@ -349,13 +408,15 @@ fn bench_table<A: Source>(
     };
     let contenders: Vec<Contender<A>> = contenders::select(contenders::all::<A>(), &args.engines)?;
     let modes = args.modes();
+    let thread_counts = args.thread_counts();
     let measurements: usize = modes.iter().map(|m| m.paths().len()).sum::<usize>()
-        * args.thread_counts().len()
-        * contenders.len();
+        * thread_counts.len()
+        * contenders.len()
+        * args.rounds;
     let bar = progress((contenders.len() + modes.len() + measurements) as u64);
 
     let mut built = Vec::with_capacity(contenders.len());
-    let mut engines: Vec<Box<dyn Lookup<A>>> = Vec::with_capacity(contenders.len());
+    let mut engines: Vec<Engine<A>> = Vec::with_capacity(contenders.len());
     for c in &contenders {
         bar.set_message(format!("building {}", c.name));
         let start = Instant::now();
@@ -364,7 +425,7 @@ fn bench_table<A: Source>(
             // A comparator that cannot represent this table (DPDK's next-hop width, say) is
             // left out with a note; one of ours failing is an error.
             Err(e) if !c.ours => {
-                bar.suspend(|| eprintln!("note: {} left out: {e:#}", c.name));
+                bar.suspend(|| note!("note: {} left out: {e:#}", c.name));
                 bar.inc(1);
                 continue;
             }
@@ -400,10 +461,10 @@ fn bench_table<A: Source>(
             }
             Err(AgreementError::Disagree(d)) => {
                 bar.finish_and_clear();
-                eprintln!("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
-                eprintln!("!!! {d}");
-                eprintln!("!!! table: {}, trace: {}", info.table, trace_info.trace);
-                eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
+                note!("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
+                note!("!!! {d}");
+                note!("!!! table: {}, trace: {}", info.table, trace_info.trace);
+                note!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
                 anyhow::bail!("{d}; no benchmark numbers are reported for disagreeing engines");
             }
             Err(e) => {
@@ -422,61 +483,95 @@ fn bench_table<A: Source>(
         // Lookups per run for each engine, estimated once per mode on the single path.
         let per_run: Vec<usize> = engines
             .iter()
-            .map(|e| lookups_per_run(e.as_ref(), seq, mode, budget))
+            .map(|e| lookups_per_run(e, seq, mode, budget))
             .collect();
+        // The native comparators' copies of the sequence in their own layout, made before any
+        // timing and kept for every round.
+        let prepared: Vec<_> = engines
+            .iter()
+            .zip(&per_run)
+            .map(|(e, &n)| match e {
+                Engine::Native(native) if mode.paths().contains(&LookupPath::Batch) => {
+                    Some(native.prepare(&seq[..n]))
+                }
+                _ => None,
+            })
+            .collect();
+        // Every (path, threads, engine) of this mode, each timed once per round; rounds
+        // outermost so that the engines alternate.
+        let mut cells = Vec::new();
         for &path in mode.paths() {
-            for &threads in &args.thread_counts() {
-                let placement = Placement::for_threads(threads);
-                for ((b, engine), &n) in built.iter().zip(&engines).zip(&per_run) {
-                    let engine = engine.as_ref();
-                    bar.set_message(format!(
-                        "timing {} {} {} x{threads}",
-                        engine.name(),
-                        path.name(),
-                        mode.name()
-                    ));
-                    let job = Job {
-                        engine,
-                        addrs: &seq[..n],
-                        mode,
-                        path,
-                        chunk: args.chunk,
-                    };
-                    let times = modes::time_runs(job, threads, args.runs, &placement)?;
-                    let speed = report::speed(&times, n);
-                    let feed = feed_of(mode, path, args.chunk);
-                    let sum = checksums
-                        .iter()
-                        .find(|(name, m, f, _)| name == engine.name() && *m == mode && *f == feed)
-                        .map_or(0, |c| c.3);
-                    let bytes = engine.memory_bytes();
-                    rows.push(Row {
-                        engine: engine.name().to_string(),
-                        ours: b.ours,
-                        path,
-                        mode,
-                        threads,
-                        mlps: speed.mlps,
-                        mlps_min: speed.min,
-                        mlps_max: speed.max,
-                        per_thread_mlps: speed.per_thread,
-                        ns_per_lookup: speed.ns_per_lookup,
-                        lookups_per_run: n,
-                        runs: args.runs,
-                        chunk: args.chunk,
-                        build_ms: b.build_ms,
-                        bytes,
-                        bytes_per_prefix: bytes as f64 / info.prefixes.max(1) as f64,
-                        checksum: format!("{sum:016x}"),
-                        table: info.clone(),
-                        trace: trace_info.clone(),
-                        cpus: allowed.clone(),
-                        pinned: placement.cpus.clone(),
-                        cpus_used: speed.cpus_used,
-                    });
-                    bar.inc(1);
+            for &threads in &thread_counts {
+                for e in 0..engines.len() {
+                    cells.push((path, threads, e, Vec::with_capacity(args.rounds)));
                 }
             }
+        }
+        for _ in 0..args.rounds {
+            for (path, threads, e, speeds) in &mut cells {
+                let (path, threads, n) = (*path, *threads, per_run[*e]);
+                let engine = &engines[*e];
+                bar.set_message(format!(
+                    "timing {} {} {} x{threads}",
+                    engine.lookup().name(),
+                    path.name(),
+                    mode.name()
+                ));
+                let job = Job {
+                    engine,
+                    addrs: &seq[..n],
+                    native: prepared[*e].as_deref(),
+                    mode,
+                    path,
+                    chunk: args.chunk,
+                };
+                let placement = Placement::for_threads(threads);
+                let times = modes::time_runs(job, threads, args.runs, &placement)?;
+                speeds.push(report::speed(&times, n));
+                bar.inc(1);
+            }
+        }
+        for (path, threads, e, speeds) in cells {
+            let (engine, b, n) = (&engines[e], &built[e], per_run[e]);
+            let name = engine.lookup().name();
+            let speed = report::over_rounds(&speeds);
+            let feed = feed_of(mode, path, args.chunk);
+            let sum = checksums
+                .iter()
+                .find(|(s, m, f, _)| s == name && *m == mode && *f == feed)
+                .map_or(0, |c| c.3);
+            let bytes = engine.lookup().memory_bytes();
+            rows.push(Row {
+                engine: name.to_string(),
+                ours: b.ours,
+                path,
+                mode,
+                threads,
+                mlps: speed.mlps,
+                mlps_min: speed.min,
+                mlps_max: speed.max,
+                round_mlps: speeds.iter().map(|s| s.mlps).collect(),
+                per_thread_mlps: speed.per_thread,
+                ns_per_lookup: speed.ns_per_lookup,
+                lookups_per_run: n,
+                rounds: args.rounds,
+                runs: args.runs,
+                chunk: args.chunk,
+                call: match path {
+                    LookupPath::Single => "lookup",
+                    LookupPath::Batch => engine.batch_call(),
+                },
+                native: engine.native_info(),
+                build_ms: b.build_ms,
+                bytes,
+                bytes_per_prefix: bytes as f64 / info.prefixes.max(1) as f64,
+                checksum: format!("{sum:016x}"),
+                table: info.clone(),
+                trace: trace_info.clone(),
+                cpus: allowed.clone(),
+                pinned: Placement::for_threads(threads).cpus,
+                cpus_used: speed.cpus_used,
+            });
         }
     }
     bar.finish_and_clear();
@@ -496,7 +591,7 @@ fn sequence<'a, A>(mode: Mode, trace: &'a [A], repeated: Option<&'a [A]>) -> &'a
 /// 65,536 (or the whole sequence when shorter). Estimated from the fastest of three timings
 /// of the first 16,384 lookups.
 fn lookups_per_run<A: modes::FlipLow>(
-    engine: &dyn Lookup<A>,
+    engine: &Engine<A>,
     seq: &[A],
     mode: Mode,
     budget: Duration,
@@ -508,6 +603,7 @@ fn lookups_per_run<A: modes::FlipLow>(
     let job = Job {
         engine,
         addrs: probe,
+        native: None,
         mode,
         path: LookupPath::Single,
         chunk: 1,
@@ -548,8 +644,8 @@ mod tests {
         assert!(o.fib.is_none());
         assert_eq!(o.family, None);
         assert_eq!(
-            (o.gen_prefixes, o.count, o.runs, o.chunk),
-            (250_000, 1_000_000, 5, 4096)
+            (o.gen_prefixes, o.count, o.runs, o.rounds, o.chunk),
+            (250_000, 1_000_000, 5, 3, 4096)
         );
         assert_eq!(o.trace, TraceArg::Gen(ipfib_gen::TraceKind::Matched));
         assert_eq!(
@@ -595,16 +691,46 @@ mod tests {
         assert!(parse(&["--fib", "x", "--gen-prefixes", "5"]).is_err());
         assert!(parse(&["--sizes", "5", "--gen-prefixes", "5"]).is_err());
         assert!(parse(&["--runs", "-1"]).is_err());
+        // Numbers out of range are usage errors when the arguments are parsed.
         for bad in [
             &["--runs", "0"][..],
+            &["--runs", "1001"],
+            &["--rounds", "0"],
+            &["--rounds", "101"],
             &["--threads", "0"],
+            &["--threads", "1,1025"],
             &["--chunk", "0"],
+            &["--chunk", "16777217"],
             &["--count", "0"],
+            &["--count", "268435457"],
+            &["--count", "18446744073709551615"],
+            &["--gen-prefixes", "0"],
+            &["--gen-prefixes", "67108865"],
             &["--sizes", "0,5"],
-            &["--plot", "x.jpg"],
+            &["--sizes", "5,99999999999"],
+            &["--run-budget-ms", "0"],
+            &["--run-budget-ms", "3600001"],
         ] {
-            let o = parse(bad).unwrap();
-            assert!(o.validate().is_err(), "{bad:?} accepted");
+            let err = parse(bad)
+                .err()
+                .unwrap_or_else(|| panic!("{bad:?} accepted"));
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{bad:?}"
+            );
         }
+        let o = parse(&[
+            "--count",
+            "268435456",
+            "--chunk",
+            "16777216",
+            "--rounds",
+            "100",
+        ])
+        .unwrap();
+        assert_eq!((o.count, o.chunk, o.rounds), (1 << 28, 1 << 24, 100));
+        let o = parse(&["--plot", "x.jpg"]).unwrap();
+        assert!(o.validate().is_err());
     }
 }

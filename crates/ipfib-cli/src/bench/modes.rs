@@ -1,9 +1,13 @@
 //! What is timed: the lookup loops of each mode and path, and the threads that run them.
 //!
 //! * **throughput**: independent lookups, the address sequence is the trace. Single path: one
-//!   `lookup` per address; batch path: `lookup_batch` over consecutive chunks of the trace
-//!   (`--chunk`, 4096 addresses by default: large enough that the per-call cost vanishes, small
-//!   enough that addresses and answers stay in L1/L2).
+//!   `lookup` per address; batch path: one call per consecutive chunk of the trace (`--chunk`,
+//!   4096 addresses by default: large enough that the per-call cost vanishes, small enough that
+//!   answers stay in L1/L2) into an answer array allocated before timing. Which call depends
+//!   on the engine ([`Engine`]): ours `lookup_batch_raw` into `u32`s, as `ipfib::Fib`'s batch
+//!   lookups call it; a comparator with a native batch its own bulk lookup on the sequence
+//!   converted to its layout before timing (DPDK: `rte_fib6_lookup_bulk` on 16-byte
+//!   network-order keys into `u64`s, ...); other comparators `lookup_batch` into `Option`s.
 //! * **latency** (DXR's SEQ): lookup `i` uses address `trace[i] ^ (answer[i-1] & 1)`, a miss
 //!   counting as answer 0. The XOR is a data dependency on the previous answer, so the CPU
 //!   cannot start a lookup before the previous one has finished; ns/lookup is then the latency
@@ -20,13 +24,16 @@
 //! so that the threads do not walk the same addresses in lock step.
 
 use std::hint::black_box;
+use std::ops::Range;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use ipfib::{Address, Lookup, NextHop};
+use ipfib::{Address, Lookup, LookupError, NextHop};
 use serde::Serialize;
 
+use crate::bench::contenders::Engine;
 use crate::bench::cpu;
+use crate::bench::native::{Prepared, Runner};
 
 /// The address families the bench runs on: latency mode needs to XOR one answer bit into the
 /// next address, which the [`Address`] trait does not offer.
@@ -127,40 +134,63 @@ pub fn repeated<A: Copy>(trace: &[A]) -> Vec<A> {
 #[derive(Clone, Copy)]
 pub struct Job<'a, A: Address> {
     /// The engine under test.
-    pub engine: &'a dyn Lookup<A>,
+    pub engine: &'a Engine<A>,
     /// The address sequence of the mode (already transformed for repeated mode).
     pub addrs: &'a [A],
+    /// `addrs` in the engine's native layout, for the native batch path.
+    pub native: Option<&'a dyn Prepared>,
     /// The mode.
     pub mode: Mode,
     /// The path.
     pub path: Path,
-    /// Addresses per `lookup_batch` call.
+    /// Addresses per batch call.
     pub chunk: usize,
 }
 
-impl<A: FlipLow> Job<'_, A> {
+/// One thread's answer array for the batch path, allocated before timing.
+enum Answers<'a> {
+    /// The single path and latency mode write none.
+    None,
+    /// `lookup_batch_raw` into `u32`s with a miss value.
+    Raw(Vec<NextHop>, NextHop),
+    /// `lookup_batch` into `Option`s.
+    Options(Vec<Option<NextHop>>),
+    /// A native runner with its own array.
+    Native(Box<dyn Runner + 'a>),
+}
+
+impl<'a, A: FlipLow> Job<'a, A> {
+    /// The answer array of one thread.
+    fn answers(&self) -> Answers<'a> {
+        let chunk = self.chunk.max(1);
+        match (self.mode, self.path, self.engine, self.native) {
+            (Mode::Latency, ..) | (_, Path::Single, ..) => Answers::None,
+            (.., Engine::Ours { miss, .. }, _) => Answers::Raw(vec![0; chunk], *miss),
+            (.., Engine::Native(_), Some(prepared)) => Answers::Native(prepared.runner(chunk)),
+            _ => Answers::Options(vec![None; chunk]),
+        }
+    }
+
     /// Runs the loop once over the sequence rotated to start at `offset`; returns when it
     /// started and ended.
-    fn run(
-        &self,
-        offset: usize,
-        out: &mut [Option<NextHop>],
-    ) -> anyhow::Result<(Instant, Instant)> {
-        let offset = offset.min(self.addrs.len());
+    fn run(&self, offset: usize, out: &mut Answers<'_>) -> anyhow::Result<(Instant, Instant)> {
+        let engine = self.engine.lookup();
+        let len = self.addrs.len();
+        let offset = offset.min(len);
         let (head, tail) = self.addrs.split_at(offset);
         let start = Instant::now();
         match (self.mode, self.path) {
             (Mode::Latency, _) => {
-                let prev = chain(self.engine, tail, None);
-                black_box(chain(self.engine, head, prev));
+                let prev = chain(engine, tail, None);
+                black_box(chain(engine, head, prev));
             }
             (_, Path::Single) => {
-                single(self.engine, tail);
-                single(self.engine, head);
+                single(engine, tail);
+                single(engine, head);
             }
             (_, Path::Batch) => {
-                batch(self.engine, tail, out)?;
-                batch(self.engine, head, out)?;
+                batch(engine, self.addrs, offset..len, out)?;
+                batch(engine, self.addrs, 0..offset, out)?;
             }
         }
         Ok((start, Instant::now()))
@@ -174,17 +204,31 @@ fn single<A: Address>(engine: &dyn Lookup<A>, addrs: &[A]) {
     }
 }
 
+/// The batch path over `range` of `addrs`, a chunk per call, into `out`.
 #[inline(never)]
 fn batch<A: Address>(
     engine: &dyn Lookup<A>,
     addrs: &[A],
-    out: &mut [Option<NextHop>],
-) -> anyhow::Result<()> {
-    let chunk = out.len().max(1);
-    for part in addrs.chunks(chunk) {
-        let o = &mut out[..part.len()];
-        engine.lookup_batch(part, o)?;
-        black_box(&*o);
+    range: Range<usize>,
+    out: &mut Answers<'_>,
+) -> Result<(), LookupError> {
+    match out {
+        Answers::Native(runner) => runner.run(range)?,
+        Answers::Raw(buf, miss) => {
+            for part in addrs[range].chunks(buf.len()) {
+                let o = &mut buf[..part.len()];
+                engine.lookup_batch_raw(part, o, *miss)?;
+                black_box(&*o);
+            }
+        }
+        Answers::Options(buf) => {
+            for part in addrs[range].chunks(buf.len()) {
+                let o = &mut buf[..part.len()];
+                engine.lookup_batch(part, o)?;
+                black_box(&*o);
+            }
+        }
+        Answers::None => {}
     }
     Ok(())
 }
@@ -244,7 +288,7 @@ pub fn time_runs<A: FlipLow>(
 ) -> anyhow::Result<Vec<RunTime>> {
     let threads = threads.max(1);
     if threads == 1 {
-        let mut out = vec![None; job.chunk.max(1)];
+        let mut out = job.answers();
         job.run(0, &mut out)?;
         return (0..runs)
             .map(|_| {
@@ -270,7 +314,7 @@ pub fn time_runs<A: FlipLow>(
                     if let Some(c) = cpu {
                         cpu::pin_current(c);
                     }
-                    let mut out = vec![None; job.chunk.max(1)];
+                    let mut out = job.answers();
                     let offset = t * len / threads;
                     let mut times = Vec::with_capacity(runs);
                     let mut failed = None;
@@ -349,13 +393,16 @@ mod tests {
         assert_eq!(chain_next(11u128, Some(1)), 10);
     }
 
-    fn engine() -> Box<dyn Lookup<u32>> {
+    fn engine() -> Engine<u32> {
         let mut t = RouteTable::new();
         t.insert_net("10.0.0.0/8".parse().unwrap(), 1).unwrap();
-        engine::by_name("planb")
-            .unwrap()
-            .build(&t, &BuildOptions::default())
-            .unwrap()
+        Engine::Ours {
+            engine: engine::by_name("planb")
+                .unwrap()
+                .build(&t, &BuildOptions::default())
+                .unwrap(),
+            miss: u32::MAX,
+        }
     }
 
     #[test]
@@ -368,8 +415,9 @@ mod tests {
             (Mode::Latency, Path::Single),
         ] {
             let job = Job {
-                engine: e.as_ref(),
+                engine: &e,
                 addrs: &addrs,
+                native: None,
                 mode,
                 path,
                 chunk: 64,

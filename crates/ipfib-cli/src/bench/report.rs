@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::bench::modes::{Mode, Path as LookupPath, RunTime};
+use crate::bench::native::NativeInfo;
 
 /// What the table under test was.
 #[derive(Clone, Debug, Serialize)]
@@ -44,23 +45,36 @@ pub struct Row {
     pub mode: Mode,
     /// Threads looking up concurrently in the one shared engine.
     pub threads: usize,
-    /// Million lookups per second, all threads together: median over the runs.
+    /// Million lookups per second, all threads together: the median of the rounds' medians
+    /// (each round's median over its runs).
     pub mlps: f64,
-    /// Slowest run.
+    /// The slowest round's median.
     pub mlps_min: f64,
-    /// Fastest run.
+    /// The fastest round's median.
     pub mlps_max: f64,
+    /// Each round's median, in round order.
+    pub round_mlps: Vec<f64>,
     /// Median per-thread figures (M lookups/s of each thread), thread order.
     pub per_thread_mlps: Vec<f64>,
-    /// Nanoseconds one thread spends per lookup (median run); in latency mode the latency.
+    /// Nanoseconds one thread spends per lookup (median over rounds of the median run); in
+    /// latency mode the latency.
     pub ns_per_lookup: f64,
     /// Lookups each thread made per timed run (the trace, or a prefix of it for slow engines
     /// to keep the run inside the time budget).
     pub lookups_per_run: usize,
-    /// Timed runs (after one untimed warm-up run).
+    /// Rounds: the whole comparison is repeated this many times, engines alternating.
+    pub rounds: usize,
+    /// Timed runs per round (after one untimed warm-up run).
     pub runs: usize,
-    /// Addresses per `lookup_batch` call on the batch path.
+    /// Addresses per call on the batch path.
     pub chunk: usize,
+    /// What the timed loop calls: `lookup` on the single path (and in latency mode); on the
+    /// batch path `lookup_batch_raw` (ours), `lookup_batch` (comparators without a native
+    /// batch), or the comparator's own bulk lookup (`rte_fib6_lookup_bulk`, ...).
+    pub call: &'static str,
+    /// For a comparator with a native batch (DPDK): the lookup function requested and
+    /// selected and the next-hop sizes; `null` otherwise.
+    pub native: Option<NativeInfo>,
     /// Time to build the engine from the route table, in milliseconds.
     pub build_ms: f64,
     /// Bytes of the lookup structure, as the engine reports it.
@@ -166,6 +180,32 @@ pub fn speed(runs: &[RunTime], lookups: usize) -> Speed {
     }
 }
 
+/// The figures of several rounds in one: the median of the round medians, the spread (slowest
+/// and fastest round), each thread's median, the median ns per lookup and every CPU seen.
+pub fn over_rounds(rounds: &[Speed]) -> Speed {
+    let medians: Vec<f64> = rounds.iter().map(|s| s.mlps).collect();
+    let (mlps, min, max) = median_min_max(&medians);
+    let threads = rounds.first().map_or(0, |s| s.per_thread.len());
+    let per_thread = (0..threads)
+        .map(|t| {
+            let v: Vec<f64> = rounds.iter().map(|s| s.per_thread[t]).collect();
+            median_min_max(&v).0
+        })
+        .collect();
+    let ns: Vec<f64> = rounds.iter().map(|s| s.ns_per_lookup).collect();
+    let mut cpus_used: Vec<usize> = rounds.iter().flat_map(|s| s.cpus_used.clone()).collect();
+    cpus_used.sort_unstable();
+    cpus_used.dedup();
+    Speed {
+        mlps,
+        min,
+        max,
+        per_thread,
+        ns_per_lookup: median_min_max(&ns).0,
+        cpus_used,
+    }
+}
+
 fn human_bytes(b: usize) -> String {
     const MIB: f64 = 1024.0 * 1024.0;
     if b as f64 >= MIB {
@@ -178,14 +218,15 @@ fn human_bytes(b: usize) -> String {
 /// The line that says what a group of rows measured.
 fn describe(r: &Row) -> String {
     format!(
-        "{} table {} ({} prefixes) | trace {} ({} addresses, seed {}) | {} runs after 1 warm-up, \
-         batch chunk {} | CPUs allowed {}",
+        "{} table {} ({} prefixes) | trace {} ({} addresses, seed {}) | {} rounds of {} runs \
+         after 1 warm-up per engine, batch chunk {} | CPUs allowed {}",
         r.table.family,
         r.table.table,
         r.table.prefixes,
         r.trace.trace,
         r.trace.trace_len,
         r.trace.seed,
+        r.rounds,
         r.runs,
         r.chunk,
         r.cpus
@@ -194,23 +235,29 @@ fn describe(r: &Row) -> String {
 
 /// The terminal table: per table a line describing it, then one line per row, columns aligned,
 /// grouped by mode and threads, with each engine's speed relative to `planb` on the same path,
-/// mode and threads.
+/// mode and threads. MLPS is the median of the rounds' medians, `rounds min-max` their spread,
+/// `per round` each round's median; `native` the lookup function a native comparator selected
+/// and its next-hop entry size.
 pub fn render(rows: &[Row]) -> String {
-    let header = [
-        "engine",
-        "path",
-        "mode",
-        "thr",
-        "MLPS",
-        "min-max",
-        "ns/lookup",
-        "vs planb",
-        "build ms",
-        "memory",
-        "B/prefix",
-        "checksum",
-        "cpu",
+    // (title, left-aligned)
+    let columns = [
+        ("engine", true),
+        ("path", true),
+        ("mode", true),
+        ("thr", false),
+        ("MLPS", false),
+        ("rounds min-max", false),
+        ("per round", false),
+        ("ns/lookup", false),
+        ("vs planb", false),
+        ("build ms", false),
+        ("memory", false),
+        ("B/prefix", false),
+        ("native", true),
+        ("checksum", true),
+        ("cpu", true),
     ];
+    let header: Vec<&str> = columns.iter().map(|c| c.0).collect();
     let mut lines: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     let mut sliced = false;
     for r in rows {
@@ -236,11 +283,19 @@ pub fn render(rows: &[Row]) -> String {
             r.threads.to_string(),
             format!("{:.2}", r.mlps),
             format!("{:.2}-{:.2}", r.mlps_min, r.mlps_max),
+            r.round_mlps
+                .iter()
+                .map(|m| format!("{m:.1}"))
+                .collect::<Vec<_>>()
+                .join(" "),
             format!("{:.1}", r.ns_per_lookup),
             rel,
             format!("{:.1}", r.build_ms),
             human_bytes(r.bytes),
             format!("{:.1}", r.bytes_per_prefix),
+            r.native
+                .as_ref()
+                .map_or_else(|| "-".into(), NativeInfo::short),
             r.checksum.clone(),
             cpus.join(","),
         ]);
@@ -260,8 +315,7 @@ pub fn render(rows: &[Row]) -> String {
             .zip(&widths)
             .enumerate()
             .map(|(c, (cell, w))| {
-                // Text columns left-aligned, numbers right-aligned.
-                if c < 3 || c >= header.len() - 2 {
+                if columns[c].1 {
                     format!("{cell:<w$}")
                 } else {
                     format!("{cell:>w$}")
@@ -348,6 +402,23 @@ mod tests {
         assert!((s.per_thread[1] - 20.0).abs() < 1e-9);
         // Mean thread time per lookup: (100 + 50) ms / 2 M = 75 ns, (300/2M=150), 37.5 → 75.
         assert!((s.ns_per_lookup - 75.0).abs() < 1e-9, "{}", s.ns_per_lookup);
+        assert_eq!(s.cpus_used, vec![0, 1]);
+    }
+
+    #[test]
+    fn rounds_combine_into_the_median_of_medians_and_their_spread() {
+        let round = |mlps: f64, cpu: usize| Speed {
+            mlps,
+            min: mlps - 1.0,
+            max: mlps + 1.0,
+            per_thread: vec![mlps / 2.0, mlps / 2.0],
+            ns_per_lookup: 1e3 / mlps,
+            cpus_used: vec![cpu],
+        };
+        let s = over_rounds(&[round(100.0, 1), round(80.0, 0), round(120.0, 1)]);
+        assert_eq!((s.mlps, s.min, s.max), (100.0, 80.0, 120.0));
+        assert_eq!(s.per_thread, vec![50.0, 50.0]);
+        assert!((s.ns_per_lookup - 10.0).abs() < 1e-9);
         assert_eq!(s.cpus_used, vec![0, 1]);
     }
 }

@@ -2,15 +2,19 @@
 //!
 //! A benchmark of a wrong engine is worthless, so before anything is timed every contender
 //! answers the whole trace on every path, and each answer is compared with the baseline (the
-//! reference engine when it takes part). The first difference is reported with the engines,
+//! reference engine when it takes part). The batch path is checked through exactly the call
+//! that is timed: ours `lookup_batch_raw` (its miss value decoded), a native comparator's
+//! own bulk lookup on the sequence in its layout (its answers decoded), other comparators
+//! `lookup_batch`. The first difference is reported with the engines,
 //! the address and both answers, and the bench fails. The checksum summarises an engine's
 //! answers in one number for the report and the JSON, so runs on other machines or tools fed the
 //! same trace file can be compared too.
 
 use std::fmt;
 
-use ipfib::{Address, Lookup, LookupError, NextHop};
+use ipfib::{Address, LookupError, NextHop};
 
+use crate::bench::contenders::Engine;
 use crate::bench::modes::{chain_next, FlipLow};
 
 /// The code a miss contributes to the checksum: outside the `u32` range of next hops, so a
@@ -41,7 +45,7 @@ pub fn checksum(answers: &[Option<NextHop>]) -> u64 {
 pub enum Feed {
     /// `lookup` per address.
     Single,
-    /// `lookup_batch` over chunks of this many addresses.
+    /// The engine's batch path (see [`Engine`]) over chunks of this many addresses.
     Batch(usize),
     /// `lookup` per address, each address perturbed by the previous answer (latency mode).
     Chain,
@@ -123,26 +127,44 @@ pub struct Checksums {
 
 /// Collects an engine's answers over a trace.
 pub fn answers<A: FlipLow>(
-    engine: &dyn Lookup<A>,
+    engine: &Engine<A>,
     trace: &[A],
     feed: Feed,
 ) -> Result<Vec<Option<NextHop>>, LookupError> {
+    let lookup = engine.lookup();
     let mut out = vec![None; trace.len()];
-    match feed {
-        Feed::Single => {
+    match (feed, engine) {
+        (Feed::Single, _) => {
             for (o, &a) in out.iter_mut().zip(trace) {
-                *o = engine.lookup(a);
+                *o = lookup.lookup(a);
             }
         }
-        Feed::Batch(chunk) => {
+        (Feed::Batch(chunk), Engine::Ours { engine, miss }) => {
+            let chunk = chunk.max(1);
+            let mut raw = vec![0; chunk];
+            for (addrs, o) in trace.chunks(chunk).zip(out.chunks_mut(chunk)) {
+                let raw = &mut raw[..addrs.len()];
+                engine.lookup_batch_raw(addrs, raw, *miss)?;
+                for (o, &nh) in o.iter_mut().zip(raw.iter()) {
+                    *o = (nh != *miss).then_some(nh);
+                }
+            }
+        }
+        (Feed::Batch(chunk), Engine::Native(native)) => {
+            native
+                .prepare(trace)
+                .runner(chunk.max(1))
+                .answers(0..trace.len(), &mut out)?;
+        }
+        (Feed::Batch(chunk), Engine::Generic(engine)) => {
             for (addrs, o) in trace.chunks(chunk.max(1)).zip(out.chunks_mut(chunk.max(1))) {
                 engine.lookup_batch(addrs, o)?;
             }
         }
-        Feed::Chain => {
+        (Feed::Chain, _) => {
             let mut prev = None;
             for (o, &a) in out.iter_mut().zip(trace) {
-                prev = engine.lookup(chain_next(a, prev));
+                prev = lookup.lookup(chain_next(a, prev));
                 *o = prev;
             }
         }
@@ -169,26 +191,26 @@ fn looked_up<A: FlipLow>(trace: &[A], feed: Feed, base: &[Option<NextHop>], inde
 /// [`Feed::Chain`] compare the chains, which stay equal as long as the answers do. Returns the
 /// checksums per engine and feed, or the first disagreement found.
 pub fn check_agreement<A: FlipLow>(
-    engines: &[Box<dyn Lookup<A>>],
+    engines: &[Engine<A>],
     trace: &[A],
     feeds: &[Feed],
 ) -> Result<Vec<Checksums>, AgreementError<A>> {
     let base_at = engines
         .iter()
-        .position(|e| e.name() == "reference")
+        .position(|e| e.lookup().name() == "reference")
         .unwrap_or(0);
     let mut sums: Vec<Checksums> = engines
         .iter()
         .map(|e| Checksums {
-            name: e.name().to_string(),
+            name: e.lookup().name().to_string(),
             sums: Vec::with_capacity(feeds.len()),
         })
         .collect();
     let Some(base) = engines.get(base_at) else {
         return Ok(sums);
     };
-    let batch_err = |e: &dyn Lookup<A>, source| AgreementError::Batch {
-        engine: e.name().to_string(),
+    let batch_err = |e: &Engine<A>, source| AgreementError::Batch {
+        engine: e.lookup().name().to_string(),
         source,
     };
     for &feed in feeds {
@@ -199,15 +221,13 @@ pub fn check_agreement<A: FlipLow>(
         } else {
             Feed::Single
         };
-        let expected =
-            answers(base.as_ref(), trace, base_feed).map_err(|e| batch_err(base.as_ref(), e))?;
+        let expected = answers(base, trace, base_feed).map_err(|e| batch_err(base, e))?;
         for (engine, sum) in engines.iter().zip(sums.iter_mut()) {
-            let got =
-                answers(engine.as_ref(), trace, feed).map_err(|e| batch_err(engine.as_ref(), e))?;
+            let got = answers(engine, trace, feed).map_err(|e| batch_err(engine, e))?;
             if let Some(index) = expected.iter().zip(&got).position(|(x, y)| x != y) {
                 return Err(AgreementError::Disagree(Box::new(Disagreement {
-                    baseline: base.name().to_string(),
-                    other: engine.name().to_string(),
+                    baseline: base.lookup().name().to_string(),
+                    other: engine.lookup().name().to_string(),
                     feed,
                     index,
                     addr: looked_up(trace, feed, &expected, index),
@@ -224,7 +244,9 @@ pub fn check_agreement<A: FlipLow>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipfib::{engine, BuildOptions, RouteTable};
+    use crate::bench::native::{NativeBatch, NativeInfo, Prepared, Runner};
+    use ipfib::engine::reference::Reference;
+    use ipfib::{engine, BuildOptions, Lookup, RouteTable};
 
     /// An engine that is right except at one address: the deliberately wrong engine the check
     /// must catch.
@@ -259,8 +281,78 @@ mod tests {
             }
             Ok(())
         }
+        fn lookup_batch_raw(
+            &self,
+            addrs: &[A],
+            out: &mut [NextHop],
+            miss: NextHop,
+        ) -> Result<(), LookupError> {
+            let mut answers = vec![None; addrs.len()];
+            self.lookup_batch(addrs, &mut answers)?;
+            for (o, a) in out.iter_mut().zip(answers) {
+                *o = a.unwrap_or(miss);
+            }
+            Ok(())
+        }
         fn memory_bytes(&self) -> usize {
             0
+        }
+    }
+
+    /// A native batch over the reference engine: keys are the addresses, answers `next hop +
+    /// 1` as `u64`s (0 for no route), except at `wrong_at`, answered 0.
+    struct NativeOffByOne {
+        inner: Reference<u32>,
+        wrong_at: u32,
+    }
+
+    impl NativeBatch<u32> for NativeOffByOne {
+        fn lookup(&self) -> &dyn Lookup<u32> {
+            &self.inner
+        }
+        fn info(&self) -> NativeInfo {
+            NativeInfo {
+                call: "test_bulk",
+                requested: None,
+                selected: "scalar",
+                next_hop_bytes: 8,
+                answer_bytes: 8,
+            }
+        }
+        fn prepare(&self, addrs: &[u32]) -> Box<dyn Prepared + '_> {
+            Box::new(NativeKeys(self, addrs.to_vec()))
+        }
+    }
+
+    struct NativeKeys<'a>(&'a NativeOffByOne, Vec<u32>);
+
+    impl Prepared for NativeKeys<'_> {
+        fn runner(&self, _chunk: usize) -> Box<dyn Runner + '_> {
+            Box::new(NativeRun(self))
+        }
+    }
+
+    struct NativeRun<'a>(&'a NativeKeys<'a>);
+
+    impl Runner for NativeRun<'_> {
+        fn run(&mut self, _range: std::ops::Range<usize>) -> Result<(), LookupError> {
+            Ok(())
+        }
+        fn answers(
+            &mut self,
+            range: std::ops::Range<usize>,
+            out: &mut [Option<NextHop>],
+        ) -> Result<(), LookupError> {
+            let NativeKeys(native, keys) = self.0;
+            for (o, &a) in out.iter_mut().zip(&keys[range]) {
+                let hop: u64 = if a == native.wrong_at {
+                    0
+                } else {
+                    native.inner.lookup(a).map_or(0, |nh| u64::from(nh) + 1)
+                };
+                *o = hop.checked_sub(1).map(|nh| nh as NextHop);
+            }
+            Ok(())
         }
     }
 
@@ -283,10 +375,13 @@ mod tests {
         ]
     }
 
-    fn ours(t: &RouteTable<u32>) -> Vec<Box<dyn Lookup<u32>>> {
+    fn ours(t: &RouteTable<u32>) -> Vec<Engine<u32>> {
         engine::engines()
             .iter()
-            .map(|e| e.build(t, &BuildOptions::default()).unwrap())
+            .map(|e| Engine::Ours {
+                engine: e.build(t, &BuildOptions::default()).unwrap(),
+                miss: u32::MAX,
+            })
             .collect()
     }
 
@@ -307,11 +402,11 @@ mod tests {
     fn a_wrong_answer_is_caught_with_engines_address_and_answers() {
         let t = table();
         let mut engines = ours(&t);
-        engines.push(Box::new(OffByOne {
-            inner: Box::new(ipfib::engine::reference::Reference::new(&t)),
+        engines.push(Engine::Generic(Box::new(OffByOne {
+            inner: Box::new(Reference::new(&t)),
             wrong_at: 0xc0a8_0005,
             batch_only: false,
-        }));
+        })));
         let err = check_agreement(&engines, &trace(), &[Feed::Single]).unwrap_err();
         let AgreementError::Disagree(d) = err else {
             panic!("expected a disagreement, got {err}")
@@ -331,19 +426,56 @@ mod tests {
     #[test]
     fn a_wrong_batch_path_is_caught_even_when_single_is_right() {
         let t = table();
+        let wrong = || {
+            Box::new(OffByOne {
+                inner: Box::new(Reference::new(&t)),
+                wrong_at: 0x0b00_0000,
+                batch_only: true,
+            })
+        };
+        // Through `lookup_batch` (a comparator) and `lookup_batch_raw` (one of ours).
+        for wrong in [
+            Engine::Generic(wrong()),
+            Engine::Ours {
+                engine: wrong(),
+                miss: u32::MAX,
+            },
+        ] {
+            let mut engines = ours(&t);
+            engines.push(wrong);
+            assert!(check_agreement(&engines, &trace(), &[Feed::Single]).is_ok());
+            let err =
+                check_agreement(&engines, &trace(), &[Feed::Single, Feed::Batch(2)]).unwrap_err();
+            let AgreementError::Disagree(d) = err else {
+                panic!("expected a disagreement, got {err}")
+            };
+            assert_eq!(d.feed, Feed::Batch(2));
+            assert_eq!((d.index, d.expected, d.got), (3, None, Some(7)));
+        }
+    }
+
+    #[test]
+    fn a_wrong_native_batch_is_caught_and_a_right_one_agrees() {
+        let t = table();
         let mut engines = ours(&t);
-        engines.push(Box::new(OffByOne {
-            inner: Box::new(ipfib::engine::reference::Reference::new(&t)),
-            wrong_at: 0x0b00_0000,
-            batch_only: true,
-        }));
+        engines.push(Engine::Native(Box::new(NativeOffByOne {
+            inner: Reference::new(&t),
+            wrong_at: 0x0a01_ffff,
+        })));
         assert!(check_agreement(&engines, &trace(), &[Feed::Single]).is_ok());
-        let err = check_agreement(&engines, &trace(), &[Feed::Single, Feed::Batch(2)]).unwrap_err();
+        let err = check_agreement(&engines, &trace(), &[Feed::Batch(4)]).unwrap_err();
         let AgreementError::Disagree(d) = err else {
             panic!("expected a disagreement, got {err}")
         };
-        assert_eq!(d.feed, Feed::Batch(2));
-        assert_eq!((d.index, d.expected, d.got), (3, None, Some(7)));
+        assert_eq!((d.other.as_str(), d.index), ("reference", 4));
+        assert_eq!((d.expected, d.got), (Some(2), None));
+        engines.pop();
+        engines.push(Engine::Native(Box::new(NativeOffByOne {
+            inner: Reference::new(&t),
+            wrong_at: 1,
+        })));
+        let sums = check_agreement(&engines, &trace(), &ALL_FEEDS).unwrap();
+        assert!(sums.iter().all(|s| s.sums == sums[0].sums));
     }
 
     #[test]
@@ -351,11 +483,11 @@ mod tests {
         let t = table();
         // 10.1.0.1 follows an answer of 1 (odd), so the chain looks up 10.1.0.0 instead.
         let mut engines = ours(&t);
-        engines.push(Box::new(OffByOne {
-            inner: Box::new(ipfib::engine::reference::Reference::new(&t)),
+        engines.push(Engine::Generic(Box::new(OffByOne {
+            inner: Box::new(Reference::new(&t)),
             wrong_at: 0x0a01_0000,
             batch_only: false,
-        }));
+        })));
         let err = check_agreement(&engines, &trace(), &[Feed::Chain]).unwrap_err();
         let AgreementError::Disagree(d) = err else {
             panic!("expected a disagreement, got {err}")
