@@ -68,7 +68,7 @@ impl FibArgs {
 pub fn load_reporting(path: &Path, mrt: &MrtArgs) -> anyhow::Result<(Table, LoadReport)> {
     let (fib, report) = ipfib_io::load_fib_with_report(path, &mrt.options())?;
     for warning in report.warnings() {
-        eprintln!("ipfib: {}: {warning}", path.display());
+        note!("ipfib: {}: {warning}", path.display());
     }
     Ok((fib, report))
 }
