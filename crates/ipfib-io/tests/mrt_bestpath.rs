@@ -10,8 +10,8 @@ mod mrt_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ipfib_io::{load_fib_with_report, FileFormat, LoadOptions};
 use ipfib::Table;
+use ipfib_io::{load_fib_with_report, FileFormat, LoadOptions};
 use mrt_support::data_file;
 
 /// Every route of both families as (prefix text, value).

@@ -7,8 +7,8 @@ mod mrt_support;
 
 use std::io::Write;
 
-use ipfib_io::{load_fib, load_fib_with_report, FileFormat, LoadOptions};
 use ipfib_io::LoadError;
+use ipfib_io::{load_fib, load_fib_with_report, FileFormat, LoadOptions};
 use mrt_support::{data_file, decompressed, record_offsets, temp_dir};
 
 const RIB: &str = "mrt/rib/rrc00.bview.20020722.2337.gz";

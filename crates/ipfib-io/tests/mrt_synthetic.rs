@@ -5,8 +5,8 @@
 
 mod mrt_support;
 
-use ipfib_io::{load_fib, load_fib_with_report, LoadOptions, PeerChoice, ValueKind};
 use ipfib_io::LoadError;
+use ipfib_io::{load_fib, load_fib_with_report, LoadOptions, PeerChoice, ValueKind};
 use mrt_support::{temp_dir, Entry, MrtBuilder, Seg};
 
 fn opts(peer: PeerChoice, value: ValueKind) -> LoadOptions {
@@ -14,6 +14,7 @@ fn opts(peer: PeerChoice, value: ValueKind) -> LoadOptions {
         peer,
         value,
         skip_bad_records: false,
+        allow_empty: false,
     }
 }
 
@@ -101,10 +102,7 @@ fn best_path_ties_as_sets_and_values() {
     assert_eq!(fib.get(&net("10.1.0.0/16")), Some(9));
     assert_eq!(fib.get(&net("10.2.0.0/16")), Some(20));
     assert_eq!(fib.get(&net("10.3.0.0/16")), Some(11));
-    assert_eq!(
-        fib.get(&net("2001:db8:1::/48")),
-        Some(4_200_000_000)
-    );
+    assert_eq!(fib.get(&net("2001:db8:1::/48")), Some(4_200_000_000));
 
     let fib = load_fib(&path, &opts(PeerChoice::Best, ValueKind::Peer)).unwrap();
     let values: Vec<u32> = fib

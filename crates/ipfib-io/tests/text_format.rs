@@ -5,8 +5,8 @@ use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use ipfib_io::text::{read_fib, read_fib_from, write_fib};
 use ipfib::{Prefix, Table};
+use ipfib_io::text::{read_fib, read_fib_from, write_fib};
 use ipfib_io::LoadError;
 
 fn p4(s: &str) -> Prefix<u32> {
