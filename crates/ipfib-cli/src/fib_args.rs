@@ -42,6 +42,12 @@ pub struct MrtArgs {
     /// TABLE_DUMP length) instead of failing; the counts are reported on stderr.
     #[arg(long)]
     pub skip_bad_records: bool,
+
+    /// Accept a table without routes (any format). By default a load that yields no route (an
+    /// empty or comment-only file, /dev/null, an MRT dump with only its peer table) is an
+    /// error, because every lookup would silently answer "no route".
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 impl MrtArgs {
@@ -51,6 +57,7 @@ impl MrtArgs {
             peer: self.peer.clone(),
             value: self.value,
             skip_bad_records: self.skip_bad_records,
+            allow_empty: self.allow_empty,
         }
     }
 }

@@ -70,6 +70,7 @@ fn mrt_to_gzip_text_round_trips_for_every_value_kind() {
             peer: peer.parse::<PeerChoice>().unwrap(),
             value,
             skip_bad_records: false,
+            allow_empty: false,
         };
         let direct = load_fib(&rib, &options).unwrap();
         assert!(!direct.is_empty());
@@ -155,8 +156,13 @@ fn a_truncated_rib_fails_with_its_offset_and_leaves_no_output_unless_skipping() 
         String::from_utf8_lossy(&run.stderr)
     );
     let stderr = String::from_utf8_lossy(&run.stderr);
+    // The warning says the file is cut short, where, and how many bytes were lost.
     assert!(
-        stderr.contains("skipped 1 unreadable MRT records"),
+        stderr.contains("skipped 1 unreadable MRT record"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("TRUNCATED") && stderr.contains("table is incomplete"),
         "{stderr}"
     );
     // The 99 whole prefix records made it, the cut one did not.

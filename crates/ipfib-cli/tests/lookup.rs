@@ -90,7 +90,15 @@ fn a_family_without_routes_answers_dash() {
     );
     assert!(out.success, "{}", out.stderr);
     assert_eq!(out.stdout, "3\n-\n-\n");
+    // A table without routes is refused unless asked for (every answer would be "-").
     let out = ipfib(&["lookup", "--fib", &empty], Some(b"1.2.3.4\n::1\n"));
+    assert!(!out.success);
+    assert!(out.stderr.contains("--allow-empty"), "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    let out = ipfib(
+        &["lookup", "--allow-empty", "--fib", &empty],
+        Some(b"1.2.3.4\n::1\n"),
+    );
     assert!(out.success, "{}", out.stderr);
     assert_eq!(out.stdout, "-\n-\n");
 }

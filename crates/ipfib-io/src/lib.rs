@@ -13,6 +13,7 @@
 
 pub mod decompress;
 mod error;
+pub mod lines;
 pub mod mrt;
 pub mod text;
 
@@ -25,28 +26,59 @@ pub use mrt::{FileFormat, LoadOptions, LoadReport, PeerChoice, ValueKind};
 use ipfib::Table;
 
 /// Loads a FIB file (or standard input for `-`) of any supported format. Nothing half-built is
-/// returned: any error in the file is an error for the whole load. `options` only matter for
-/// MRT input.
+/// returned: any error in the file is an error for the whole load, and so is a file without a
+/// single route ([`LoadError::Empty`]) unless `options.allow_empty` is set. The other
+/// `options` only matter for MRT input.
 pub fn load_fib(path: &Path, options: &LoadOptions) -> Result<Table, LoadError> {
     load_fib_with_report(path, options).map(|(fib, _)| fib)
 }
 
-/// [`load_fib`], also returning what the load did (format, records, skips), so a tool can warn
-/// about skipped records instead of presenting a shortened table as whole.
+/// [`load_fib`], also returning what the load did (format, records, skips, truncation), so a
+/// tool can warn about skipped records instead of presenting a shortened table as whole.
 pub fn load_fib_with_report(
     path: &Path,
     options: &LoadOptions,
 ) -> Result<(Table, LoadReport), LoadError> {
     let input = decompress::open_maybe_compressed(path)?;
-    let (head, input) = peek(input, mrt::HEADER_LEN).map_err(|source| LoadError::Io {
-        path: decompress::display_path(path),
+    load_decompressed(input, &decompress::display_path(path), options)
+}
+
+/// [`load_fib_with_report`] from any byte stream (plain, gzip or bzip2, recognised by content):
+/// bytes in memory, a socket, a pipe. `name` is what errors call the source.
+pub fn load_fib_from<R: Read + Send + 'static>(
+    input: R,
+    name: &Path,
+    options: &LoadOptions,
+) -> Result<(Table, LoadReport), LoadError> {
+    let input = decompress::decompress_reader(input).map_err(|source| LoadError::Io {
+        path: name.to_path_buf(),
         source,
     })?;
-    if mrt::looks_like_mrt(&head) {
-        return load_mrt(input, path, options);
+    load_decompressed(input, name, options)
+}
+
+fn load_decompressed(
+    input: Box<dyn BufRead + Send>,
+    name: &Path,
+    options: &LoadOptions,
+) -> Result<(Table, LoadReport), LoadError> {
+    let (head, input) = peek(input, mrt::HEADER_LEN).map_err(|source| LoadError::Io {
+        path: name.to_path_buf(),
+        source,
+    })?;
+    let (fib, report) = if mrt::looks_like_mrt(&head) {
+        load_mrt(input, name, options)?
+    } else {
+        let fib = text::read_fib_from(input, name)?;
+        (fib, LoadReport::new(FileFormat::Text))
+    };
+    if fib.is_empty() && !options.allow_empty {
+        return Err(LoadError::Empty {
+            path: name.to_path_buf(),
+            report: Box::new(report),
+        });
     }
-    let fib = text::read_fib_from(input, &decompress::display_path(path))?;
-    Ok((fib, LoadReport::new(FileFormat::Text)))
+    Ok((fib, report))
 }
 
 /// The first `n` bytes of a stream (fewer if it is shorter), and the stream from its start: the
@@ -68,7 +100,7 @@ fn load_mrt(
     path: &Path,
     options: &LoadOptions,
 ) -> Result<(Table, LoadReport), LoadError> {
-    mrt::load_from(input, &decompress::display_path(path), options)
+    mrt::load_from(input, path, options)
 }
 
 #[cfg(not(feature = "mrt"))]
@@ -78,7 +110,7 @@ fn load_mrt(
     _options: &LoadOptions,
 ) -> Result<(Table, LoadReport), LoadError> {
     Err(LoadError::Record {
-        path: decompress::display_path(path),
+        path: path.to_path_buf(),
         offset: 0,
         reason: "this is an MRT file, and this build of ipfib has no MRT support \
                  (cargo feature `mrt`)"

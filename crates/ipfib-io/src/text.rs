@@ -6,7 +6,8 @@
 //! 2001:db8::/32    17   # IPv4 and IPv6 mix freely in one file
 //! ```
 //!
-//! Fields are separated by any ASCII whitespace (so CRLF files read too). The next hop is a
+//! Lines end in `\n`, `\r\n` or a lone `\r`; fields are separated by any ASCII whitespace. The
+//! next hop is a
 //! decimal `u32`; every value, 0 included, is a real next hop. A later line for the same prefix
 //! replaces the earlier one, as a routing daemon replaying announcements would. Input may be
 //! gzip- or bzip2-compressed (recognised by magic bytes, see [`super::decompress`]).
@@ -16,19 +17,24 @@
 //! a `u32` or invalid UTF-8 stops the load with [`LoadError::Line`] naming the file and line, and
 //! nothing of the file is used.
 //!
-//! It is also fast (one reused line buffer, no allocation per route, one sort at the end), since
-//! loading a 900 K-route table is the first thing every command does.
+//! Hostile input costs bounded memory: a line is at most [`MAX_LINE`] bytes (longer is an error
+//! as soon as the limit is passed, so a binary file or a 200 MB line is never read into memory),
+//! duplicate routes are merged while reading, and errors quote at most a short escaped excerpt
+//! of the line.
+//!
+//! It is also fast (lines are parsed in place in the read buffer, no allocation per route, and
+//! sorted input is never sorted again), since loading a 900 K-route table is the first thing
+//! every command does.
 
 use std::io::{BufRead, Write};
 use std::net::Ipv6Addr;
 use std::path::Path;
 
 use crate::decompress::{display_path, open_maybe_compressed};
+pub use crate::lines::MAX_LINE;
+use crate::lines::{excerpt, excerpt_str, LineError, LineReader};
 use crate::LoadError;
-use ipfib::Address;
-use ipfib::Prefix;
-use ipfib::Table;
-use ipfib::{NextHop, RouteTable};
+use ipfib::{Address, NextHop, Prefix, RouteTable, Table};
 
 /// Reads a FIB text file (plain, gzip or bzip2; `-` is standard input).
 ///
@@ -41,35 +47,130 @@ pub fn read_fib(path: &Path) -> Result<Table, LoadError> {
 
 /// Reads the text format from an already opened, already decompressed stream; `path` is only
 /// used to name the source in errors.
-pub fn read_fib_from<R: BufRead>(mut reader: R, path: &Path) -> Result<Table, LoadError> {
-    let mut v4: Vec<(Prefix<u32>, NextHop)> = Vec::new();
-    let mut v6: Vec<(Prefix<u128>, NextHop)> = Vec::new();
-    let mut buf = Vec::with_capacity(256);
-    let mut line_no: u64 = 0;
+///
+/// Lines may end in `\n`, `\r\n` or a lone `\r`. Memory grows with the number of distinct
+/// routes, not with the input: a line longer than [`MAX_LINE`] bytes is an error as soon as the
+/// limit is passed, and a route repeated any number of times is held once. An input without
+/// routes gives an empty table here; [`crate::load_fib`] refuses that unless asked.
+pub fn read_fib_from<R: BufRead>(reader: R, path: &Path) -> Result<Table, LoadError> {
+    let mut v4 = Collector::<u32>::new();
+    let mut v6 = Collector::<u128>::new();
+    let mut lines = LineReader::new(reader);
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|source| LoadError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        let line_err = |reason: String| LoadError::Line {
-            path: path.to_path_buf(),
-            line: line_no,
-            reason,
+        let line = match lines.next_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(LineError::Io(source)) => {
+                return Err(LoadError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+            Err(e) => {
+                return Err(LoadError::Line {
+                    path: path.to_path_buf(),
+                    line: lines.line_number(),
+                    reason: e.reason(),
+                })
+            }
         };
-        match parse_line(&buf).map_err(line_err)? {
-            Some(Route::V4(p, nh)) => v4.push((p, nh)),
-            Some(Route::V6(p, nh)) => v6.push((p, nh)),
-            None => {}
+        match parse_line(line) {
+            Ok(Some(Route::V4(p, nh))) => v4.push(p, nh),
+            Ok(Some(Route::V6(p, nh))) => v6.push(p, nh),
+            Ok(None) => {}
+            Err(reason) => {
+                let reason = explain(line, reason);
+                return Err(LoadError::Line {
+                    path: path.to_path_buf(),
+                    line: lines.line_number(),
+                    reason,
+                });
+            }
         }
     }
-    Ok(Table::from_families(into_table(v4), into_table(v6)))
+    Ok(Table::from_families(v4.finish(), v6.finish()))
+}
+
+/// The reason a line is bad; a line with NUL bytes is named as binary data, whatever field
+/// the parser stumbled on.
+fn explain(line: &[u8], reason: String) -> String {
+    match memchr::memchr(0, line) {
+        Some(at) => format!(
+            "binary data, not a text FIB: NUL byte at byte {} of the line {}",
+            at + 1,
+            excerpt(line)
+        ),
+        None => reason,
+    }
+}
+
+/// The routes of one family as they are read, in memory that grows with the number of
+/// distinct prefixes, not with the number of lines: a repeat of the previous line's prefix
+/// replaces it in place, and whenever the list has doubled since it was last compacted it is
+/// sorted and each prefix's last route kept. Input in (address, length) order without repeats
+/// (every real table) is never sorted at all.
+struct Collector<A: Address> {
+    routes: Vec<(Prefix<A>, NextHop)>,
+    /// Every prefix is greater than the one before: nothing to sort or merge.
+    ordered: bool,
+    /// Compact when the list reaches this length.
+    compact_at: usize,
+}
+
+/// Lists shorter than this are never compacted before the end.
+const MIN_COMPACT: usize = 1 << 16;
+
+impl<A: Address> Collector<A> {
+    fn new() -> Self {
+        Collector {
+            routes: Vec::new(),
+            ordered: true,
+            compact_at: MIN_COMPACT,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, prefix: Prefix<A>, next_hop: NextHop) {
+        if let Some(last) = self.routes.last_mut() {
+            if last.0 == prefix {
+                last.1 = next_hop;
+                return;
+            }
+            if last.0 > prefix {
+                self.ordered = false;
+            }
+        }
+        if self.routes.len() >= self.compact_at {
+            self.compact();
+        }
+        self.routes.push((prefix, next_hop));
+    }
+
+    /// Sorts by prefix and keeps, for each prefix, the route that came last in the file. The
+    /// sort is stable, so equal prefixes stay in file order.
+    fn compact(&mut self) {
+        if !self.ordered {
+            self.routes.sort_by_key(|route| route.0);
+            self.routes.dedup_by(|later, kept| {
+                if later.0 == kept.0 {
+                    kept.1 = later.1;
+                    true
+                } else {
+                    false
+                }
+            });
+            self.ordered = true;
+        }
+        self.compact_at = MIN_COMPACT.max(2 * self.routes.len());
+        if self.routes.capacity() > 2 * self.compact_at {
+            self.routes.shrink_to(self.compact_at);
+        }
+    }
+
+    fn finish(mut self) -> RouteTable<A> {
+        self.compact();
+        self.routes.into_iter().collect()
+    }
 }
 
 /// One parsed line.
@@ -109,32 +210,55 @@ fn parse_line(raw: &[u8]) -> Result<Option<Route>, String> {
         0 => return Ok(None),
         1 => {
             return Err(format!(
-                "missing next hop after {prefix:?} (expected `prefix/len next_hop`)"
+                "missing next hop after {} (expected `prefix/len next_hop`)",
+                excerpt_str(prefix)
             ))
         }
         2 => {}
         _ => {
             return Err(format!(
-                "unexpected extra field {extra:?} (expected `prefix/len next_hop`)"
+                "unexpected extra field {} (expected `prefix/len next_hop`)",
+                excerpt_str(extra)
             ))
         }
     }
-    let next_hop = parse_u32(next_hop)
-        .ok_or_else(|| format!("next hop {next_hop:?} is not an integer in 0..=4294967295"))?;
-    let slash = prefix
-        .bytes()
-        .position(|b| b == b'/')
-        .ok_or_else(|| format!("{prefix:?} is not a prefix (expected address/length)"))?;
+    let next_hop = parse_u32(next_hop).ok_or_else(|| {
+        format!(
+            "next hop {} is not an integer in 0..=4294967295",
+            excerpt_str(next_hop)
+        )
+    })?;
+    let slash = prefix.bytes().position(|b| b == b'/').ok_or_else(|| {
+        format!(
+            "{} is not a prefix (expected address/length)",
+            excerpt_str(prefix)
+        )
+    })?;
     let (addr, len) = (&prefix[..slash], &prefix[slash + 1..]);
-    let len = parse_u32(len).ok_or_else(|| format!("bad prefix length {len:?} in {prefix:?}"))?;
+    let len = parse_u32(len).ok_or_else(|| {
+        format!(
+            "bad prefix length {} in {}",
+            excerpt_str(len),
+            excerpt_str(prefix)
+        )
+    })?;
     if addr.as_bytes().contains(&b':') {
-        let ip: Ipv6Addr = addr
-            .parse()
-            .map_err(|_| format!("bad IPv6 address {addr:?} in {prefix:?}"))?;
+        let ip: Ipv6Addr = addr.parse().map_err(|_| {
+            format!(
+                "bad IPv6 address {} in {}",
+                excerpt_str(addr),
+                excerpt_str(prefix)
+            )
+        })?;
         Ok(Some(Route::V6(make_prefix(u128::from(ip), len)?, next_hop)))
     } else {
-        let ip = parse_ipv4(addr.as_bytes())
-            .ok_or_else(|| format!("bad IPv4 address {addr:?} in {prefix:?}"))?;
+        let ip = parse_ipv4(addr.as_bytes()).ok_or_else(|| {
+            format!(
+                "bad IPv4 address {} in {}",
+                excerpt_str(addr),
+                excerpt_str(prefix)
+            )
+        })?;
         Ok(Some(Route::V4(make_prefix(ip, len)?, next_hop)))
     }
 }
@@ -185,22 +309,6 @@ fn parse_u32(s: &str) -> Option<u32> {
         let digit = b.checked_sub(b'0').filter(|d| *d < 10)?;
         acc.checked_mul(10)?.checked_add(u32::from(digit))
     })
-}
-
-/// Sorts the routes of one family and keeps, for each prefix, the route that came last in the
-/// file. The sort is stable, so equal prefixes stay in file order; input that is already sorted
-/// (every real table) costs one linear pass.
-fn into_table<A: Address>(mut routes: Vec<(Prefix<A>, NextHop)>) -> RouteTable<A> {
-    routes.sort_by_key(|route| route.0);
-    routes.dedup_by(|later, kept| {
-        if later.0 == kept.0 {
-            kept.1 = later.1;
-            true
-        } else {
-            false
-        }
-    });
-    routes.into_iter().collect()
 }
 
 /// Writes a FIB in the text format, IPv4 routes first, each family in (address, length)

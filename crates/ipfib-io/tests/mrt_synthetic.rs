@@ -14,6 +14,7 @@ fn opts(peer: PeerChoice, value: ValueKind) -> LoadOptions {
         peer,
         value,
         skip_bad_records: false,
+        allow_empty: false,
     }
 }
 

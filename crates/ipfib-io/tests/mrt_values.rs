@@ -105,6 +105,7 @@ fn ours(rib: &Path, peer: PeerChoice, value: ValueKind) -> (BTreeMap<String, u32
         peer,
         value,
         skip_bad_records: false,
+        allow_empty: false,
     };
     let (fib, report) = load_fib_with_report(rib, &options).unwrap();
     assert!(fib.v6().is_empty());

@@ -38,7 +38,6 @@ fn main() {
 fn run<A>(routes: &RouteTable<A>, rounds: usize, len: usize)
 where
     A: ipfib::Address + ipfib_old::engine::planb::layout::Family,
-    ipfib::engine::planb::PlanB<A>: ipfib::Build<A>,
 {
     let old_routes: ipfib_old::RouteTable<A> = routes
         .iter()
@@ -46,8 +45,11 @@ where
         .collect();
     let trace = ipfib_gen::trace(routes, ipfib_gen::TraceKind::Matched, len, 1);
     let old = ipfib_old::PlanB::build(&old_routes);
-    let new = ipfib::engine::planb::PlanB::<A>::build(routes, &BuildOptions::default()).unwrap();
-    let boxed: Box<dyn Lookup<A>> = Box::new(new.clone());
+    // Generic code reaches PlanB through the registry (as `Fib` does): a boxed engine.
+    let new: Box<dyn Lookup<A>> = ipfib::engine::by_name("planb")
+        .unwrap()
+        .build(routes, &BuildOptions::default())
+        .unwrap();
     let mut out_old = vec![None; len];
     let mut out_new = vec![None; len];
     let mut raw = vec![0u32; len];
@@ -55,16 +57,23 @@ where
     old.lookup_batch(&trace, &mut out_old).unwrap();
     new.lookup_batch(&trace, &mut out_new).unwrap();
     assert_eq!(out_old, out_new, "old and new PlanB disagree");
-    let (mut a, mut b, mut c, mut d, mut ratio) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut a, mut b, mut c, mut d, mut e, mut ratio) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
     for _ in 0..rounds {
         let ra = rate(len, || old.lookup_batch(&trace, &mut out_old).unwrap());
         let rb = rate(len, || new.lookup_batch(&trace, &mut out_new).unwrap());
-        let rc = rate(len, || boxed.lookup_batch_raw(&trace, &mut raw, u32::MAX).unwrap());
+        let rc = rate(len, || new.lookup_batch_raw(&trace, &mut raw, u32::MAX).unwrap());
         let rd = rate(len / 4, || {
             for (o, &x) in out_new[..len / 4].iter_mut().zip(&trace[..len / 4]) {
                 *o = new.lookup(x);
             }
         });
+        let re = rate(len / 4, || {
+            for (o, &x) in out_old[..len / 4].iter_mut().zip(&trace[..len / 4]) {
+                *o = old.lookup(x);
+            }
+        });
+        e.push(re);
         a.push(ra);
         b.push(rb);
         c.push(rc);
@@ -82,9 +91,10 @@ where
         );
     };
     show("old lookup_batch (Option)", &a);
-    show("new lookup_batch (Option)", &b);
+    show("new lookup_batch (Option), via dyn Lookup", &b);
     show("new lookup_batch_raw via dyn Lookup", &c);
-    show("new single lookup", &d);
+    show("new single lookup, via dyn Lookup", &d);
+    show("old single lookup", &e);
     let mut r = ratio.clone();
     r.sort_by(|x, y| x.total_cmp(y));
     println!(

@@ -9,6 +9,9 @@ use std::io::{self, BufRead, Read};
 
 use super::header::{types, HEADER_LEN, MAX_BODY};
 
+/// Body bytes allocated before any are read; real records are mostly far smaller.
+const INITIAL_BODY: usize = 64 * 1024;
+
 /// One framed record.
 #[derive(Debug)]
 pub(crate) struct Record {
@@ -105,7 +108,9 @@ impl<R: BufRead> Framer<R> {
             }
             body_len -= 4;
         }
-        let mut body = Vec::with_capacity(body_len);
+        // Grown as the bytes arrive, not allocated from the declared length: a damaged or
+        // hostile header may claim up to MAX_BODY bytes in a file that is much shorter.
+        let mut body = Vec::with_capacity(body_len.min(INITIAL_BODY));
         let got = self.read_body(&mut body, body_len, offset)?;
         if got < body_len {
             return Err(truncated(offset, length, got));
@@ -147,7 +152,10 @@ impl<R: BufRead> Framer<R> {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.stream_error(record, filled, e)),
+                Err(e) => {
+                    self.offset += filled as u64;
+                    return Err(self.stream_error(record, e));
+                }
             }
         }
         self.offset += filled as u64;
@@ -164,22 +172,21 @@ impl<R: BufRead> Framer<R> {
         let before = body.len();
         let result = (&mut self.input).take(len as u64).read_to_end(body);
         let got = body.len() - before;
+        self.offset += got as u64;
         match result {
-            Ok(_) => {
-                self.offset += got as u64;
-                Ok(got)
-            }
-            Err(e) => Err(self.stream_error(record, got, e)),
+            Ok(_) => Ok(got),
+            Err(e) => Err(self.stream_error(record, e)),
         }
     }
 
     /// A failure of the underlying stream (usually a damaged or cut compressed file).
-    fn stream_error(&self, record: u64, partial: usize, e: io::Error) -> FrameError {
+    /// `self.offset` already counts every byte read before the failure.
+    fn stream_error(&self, record: u64, e: io::Error) -> FrameError {
         FrameError {
             offset: record,
             reason: format!(
                 "cannot read the stream {} bytes into this record: {e} (damaged or truncated compressed file?)",
-                self.offset - record + partial as u64
+                self.offset - record
             ),
             at_end: e.kind() == io::ErrorKind::UnexpectedEof,
         }

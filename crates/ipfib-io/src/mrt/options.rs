@@ -103,7 +103,7 @@ impl fmt::Display for ValueKind {
     }
 }
 
-/// Options for [`crate::load_fib`]. Text files ignore them.
+/// Options for [`crate::load_fib`]. Text files use only `allow_empty`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Which path of each prefix (MRT only).
@@ -114,20 +114,25 @@ pub struct LoadOptions {
     /// failing; the counts are in the [`LoadReport`]. A record that cannot be framed in the
     /// middle of the file is still an error: nothing after it has a known boundary.
     pub skip_bad_records: bool,
+    /// Accept a file that yields no routes (any format). Off by default: such a load is
+    /// [`crate::LoadError::Empty`], since an empty table that forwards nothing is almost always
+    /// a wrong or broken file.
+    pub allow_empty: bool,
 }
 
 impl LoadOptions {
     /// The options as a short human-readable string, for headers and messages.
     pub fn describe(&self) -> String {
         format!(
-            "peer={} value={}{}",
+            "peer={} value={}{}{}",
             self.peer,
             self.value,
             if self.skip_bad_records {
                 " skip-bad-records"
             } else {
                 ""
-            }
+            },
+            if self.allow_empty { " allow-empty" } else { "" }
         )
     }
 }
@@ -168,8 +173,18 @@ pub struct LoadReport {
     pub records: u64,
     /// Paths (RIB entries) read.
     pub paths: u64,
-    /// Records skipped as unparsable (only with `skip_bad_records`).
+    /// Records skipped as unparsable (only with `skip_bad_records`), an incomplete last record
+    /// included.
     pub skipped_records: u64,
+    /// Bytes of the decompressed stream in the skipped records (for an incomplete last record,
+    /// the bytes of it that were there).
+    pub skipped_bytes: u64,
+    /// Bytes of the decompressed stream read: the offset where reading stopped.
+    pub bytes_read: u64,
+    /// The file ended inside a record (only with `skip_bad_records`; without it that is an
+    /// error): the offset of that record's first byte. Everything the file should have held
+    /// from there on is missing, and how much that is cannot be known.
+    pub truncated_at: Option<u64>,
     /// Paths skipped inside otherwise good records (a prefix with host bits set, an unknown peer
     /// index; only with `skip_bad_records`).
     pub skipped_paths: u64,
@@ -193,6 +208,9 @@ impl LoadReport {
             records: 0,
             paths: 0,
             skipped_records: 0,
+            skipped_bytes: 0,
+            bytes_read: 0,
+            truncated_at: None,
             skipped_paths: 0,
             repaired_records: 0,
             ignored_records: 0,
@@ -205,10 +223,27 @@ impl LoadReport {
     /// when there is nothing to warn about.
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if let Some(at) = self.truncated_at {
+            out.push(format!(
+                "TRUNCATED: the file ends inside the MRT record at byte offset {at} (reading \
+                 stopped at byte {}, {} bytes into that record); that record and everything \
+                 after it are missing, so the table is incomplete",
+                self.bytes_read,
+                self.bytes_read.saturating_sub(at)
+            ));
+        }
         if self.skipped_records > 0 {
             out.push(format!(
-                "skipped {} unreadable MRT records",
-                self.skipped_records
+                "skipped {} unreadable MRT record{} ({} bytes of {} read{})",
+                self.skipped_records,
+                if self.skipped_records == 1 { "" } else { "s" },
+                self.skipped_bytes,
+                self.bytes_read,
+                if self.truncated_at.is_some() {
+                    ", the incomplete last record included"
+                } else {
+                    ""
+                }
             ));
         }
         if self.skipped_paths > 0 {

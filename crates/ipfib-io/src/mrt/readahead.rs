@@ -6,29 +6,43 @@
 //! exactly those of the inner reader, so offsets are unchanged.
 
 use std::io::{self, BufRead, Read};
-use std::sync::mpsc::{sync_channel, Receiver};
-use std::thread;
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
 
 /// Size of one block handed between the threads.
 const BLOCK: usize = 1 << 18;
 /// Blocks in flight: enough to absorb jitter, little memory (1 MiB).
 const DEPTH: usize = 4;
+/// How long dropping the reader waits for the thread to stop: long enough for it to finish
+/// the block it is reading from a file or decompressor, short enough that a thread blocked on
+/// a silent pipe does not hold anything up.
+const STOP_WAIT: Duration = Duration::from_millis(500);
 
 /// A reader whose input is read ahead by a background thread.
+///
+/// Dropping it (at the end of a load, or early on an error) stops the thread and waits for it,
+/// so a load leaves no thread reading behind it; only a thread blocked on a source that
+/// delivers nothing (a silent pipe) is left to end on its own once the source moves.
 pub(crate) struct ReadAhead {
     blocks: Receiver<io::Result<Vec<u8>>>,
     current: Vec<u8>,
     pos: usize,
     finished: bool,
+    worker: Option<JoinHandle<()>>,
+    /// Disconnected when the worker's closure has returned.
+    alive: Receiver<()>,
 }
 
 /// `inner`, read ahead on a new thread. If the OS refuses the thread, the returned reader fails
 /// with that reason on its first read (never a panic, never a silently empty stream).
 pub(crate) fn read_ahead(inner: Box<dyn BufRead + Send>) -> Box<dyn BufRead + Send> {
     let (tx, rx) = sync_channel(DEPTH);
+    let (alive_tx, alive_rx) = sync_channel::<()>(0);
     let spawned = thread::Builder::new()
         .name("ipfib-readahead".into())
         .spawn(move || {
+            let _alive = alive_tx;
             let mut inner = inner;
             loop {
                 let mut block = Vec::with_capacity(BLOCK);
@@ -53,15 +67,30 @@ pub(crate) fn read_ahead(inner: Box<dyn BufRead + Send>) -> Box<dyn BufRead + Se
             }
         });
     match spawned {
-        Ok(_) => Box::new(ReadAhead {
+        Ok(worker) => Box::new(ReadAhead {
             blocks: rx,
             current: Vec::new(),
             pos: 0,
             finished: false,
+            worker: Some(worker),
+            alive: alive_rx,
         }),
         // The OS refused a thread; `inner` went with the closure, so the load fails (with
         // the reason) on the first read rather than panicking.
         Err(e) => Box::new(Failed(Some(e))),
+    }
+}
+
+impl Drop for ReadAhead {
+    fn drop(&mut self) {
+        // Without a receiver the worker's next send fails, and it returns.
+        let (_, closed) = sync_channel(0);
+        drop(std::mem::replace(&mut self.blocks, closed));
+        if let Some(worker) = self.worker.take() {
+            if let Err(RecvTimeoutError::Disconnected) = self.alive.recv_timeout(STOP_WAIT) {
+                let _ = worker.join();
+            }
+        }
     }
 }
 
@@ -169,6 +198,40 @@ mod tests {
         let err = r.read_to_end(&mut out).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
         assert_eq!(out, [1; 10], "the bytes before the error");
+    }
+
+    /// Dropped before the end, the reader stops its thread and waits for it: nothing keeps
+    /// reading (or holding memory) after a failed load.
+    #[test]
+    fn dropping_early_stops_and_joins_the_thread() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        struct Counted(Arc<AtomicUsize>);
+        impl Read for Counted {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                self.0.fetch_add(buf.len(), Ordering::SeqCst);
+                buf.fill(7);
+                Ok(buf.len())
+            }
+        }
+        let read = Arc::new(AtomicUsize::new(0));
+        let mut r = read_ahead(Box::new(io::BufReader::new(Counted(read.clone()))));
+        let mut first = [0u8; 10];
+        r.read_exact(&mut first).unwrap();
+        drop(r);
+        // Checked at once: the thread has ended by the time drop returns.
+        assert_eq!(
+            Arc::strong_count(&read),
+            1,
+            "the thread still holds its input"
+        );
+        let after_drop = read.load(Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(
+            read.load(Ordering::SeqCst),
+            after_drop,
+            "still reading after drop"
+        );
     }
 
     #[test]

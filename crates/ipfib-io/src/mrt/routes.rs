@@ -247,11 +247,21 @@ impl RibReader {
     /// Reads records until one yields routes, the stream ends, or an error.
     fn fill(&mut self) -> Result<bool, LoadError> {
         loop {
-            let record = match self.framer.next(self.tolerant) {
+            let framed = self.framer.next(self.tolerant);
+            self.report.bytes_read = self.framer.offset();
+            let record = match framed {
                 Ok(Some(r)) => r,
                 Ok(None) => return Ok(false),
-                Err(FrameError { at_end: true, .. }) if self.tolerant => {
+                Err(FrameError {
+                    at_end: true,
+                    offset,
+                    ..
+                }) if self.tolerant => {
+                    // The file ends inside this record: count what there was of it, and say
+                    // where, so a cut file is never taken for a whole one.
                     self.report.skipped_records += 1;
+                    self.report.skipped_bytes += self.framer.offset() - offset;
+                    self.report.truncated_at = Some(offset);
                     return Ok(false);
                 }
                 Err(e) => return Err(record_error(&self.path, e.offset, e.reason)),
@@ -261,6 +271,7 @@ impl RibReader {
                 self.report.repaired_records += 1;
             }
             let offset = record.offset;
+            let size = self.framer.offset() - offset;
             match self.decode(record) {
                 Ok(routes) if routes.is_empty() => {}
                 Ok(routes) => {
@@ -268,7 +279,10 @@ impl RibReader {
                     self.pending = routes.into_iter();
                     return Ok(true);
                 }
-                Err(_) if self.tolerant => self.report.skipped_records += 1,
+                Err(_) if self.tolerant => {
+                    self.report.skipped_records += 1;
+                    self.report.skipped_bytes += size;
+                }
                 Err(reason) => return Err(record_error(&self.path, offset, reason)),
             }
         }
