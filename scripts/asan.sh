@@ -43,20 +43,10 @@ run() {
 # The core crate's unit tests: SIMD backends against each other, PlanB build/validate/walk.
 run cargo test -p ipfib --lib --target "$target" "$@"
 
-# Its integration tests, one by one. While the conformance suite is being rewritten some may
-# not build; that is reported (and fails only with ASAN_STRICT=1), it does not hide the rest.
-for file in crates/ipfib/tests/*.rs; do
-    [ -e "$file" ] || continue
-    name=$(basename "$file" .rs)
-    if cargo test -p ipfib --test "$name" --target "$target" --no-run >/dev/null 2>&1; then
-        run cargo test -p ipfib --test "$name" --target "$target" "$@"
-    else
-        echo
-        echo "==> SKIP ipfib integration test $name: it does not build (cargo test -p ipfib --test $name)"
-        if [ "${ASAN_STRICT:-0}" = 1 ]; then
-            failed=$((failed + 1))
-        fi
-    fi
+# Its integration tests: the conformance suite (every engine, backend and batch path against
+# the reference, real tables included) and the public-API contract.
+for name in conformance public_api; do
+    run cargo test -p ipfib --test "$name" --target "$target" "$@"
 done
 
 # The readers' unit tests (line splitting over buffer boundaries, framing, read-ahead thread).

@@ -46,6 +46,8 @@ run_step "clippy" cargo clippy --workspace --all-targets -- -D warnings
 run_step "tests" run_tests
 # The scalar path's unit tests under Miri (skips, saying so, where nightly + Miri cannot be had).
 run_step "miri" bash scripts/miri.sh
+# Every fuzz target briefly (FUZZ_SECONDS each, 20 by default), so none can rot.
+run_step "fuzz" bash scripts/fuzz.sh
 
 # Add up cargo's "test result: ok. N passed; M failed; K ignored; ..." lines.
 read -r passed failed ignored suites < <(
