@@ -3,7 +3,6 @@
 # the readers' unit tests under AddressSanitizer.
 #
 # Usage: scripts/asan.sh [extra cargo test args, e.g. a test name filter]
-#   ASAN_STRICT=1 scripts/asan.sh   also fail when an integration test does not build
 #
 # How it works on the stable toolchain: -Zsanitizer=address is a nightly flag, which
 # RUSTC_BOOTSTRAP=1 unlocks. `--target x86_64-unknown-linux-gnu` keeps RUSTFLAGS away from
