@@ -1,13 +1,15 @@
 //! Paired in-process A/B of PlanB's batched lookup: an older commit's PlanB (`ipfib_old`)
 //! against this tree's, on the same table and trace, in alternating rounds (A B A B ...), so
-//! the machine's drift hits both alike. Run through `scripts/ab-planb.sh`.
+//! the machine's drift hits both alike. Run through `scripts/ab-planb.sh`. The old commit must
+//! have the engine-trait API (`engine::planb::PlanB` built through `Build`, 896bdf2 or later).
 //!
-//! Usage: ab-planb FIB [ROUNDS] [TRACE_LEN]
+//! Usage: ab-planb FIB [ROUNDS] [TRACE_LEN] [TRACE_KIND]  (kind: matched (default), uniform,
+//! space)
 
 use std::time::Instant;
 
 use ipfib::{BuildOptions, Lookup, RouteTable};
-use ipfib_old::Lpm as _;
+use ipfib_old::Lookup as _;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -25,28 +27,44 @@ fn main() {
     let path = args.get(1).expect("usage: ab-planb FIB [ROUNDS] [TRACE_LEN]");
     let rounds: usize = args.get(2).map_or(11, |s| s.parse().unwrap());
     let len: usize = args.get(3).map_or(2_000_000, |s| s.parse().unwrap());
+    let kind = args.get(4).map_or(ipfib_gen::TraceKind::Matched, |s| {
+        *ipfib_gen::TraceKind::ALL
+            .iter()
+            .find(|k| k.name() == s)
+            .expect("trace kind: matched, uniform or space")
+    });
     let table = ipfib_io::load_fib(path.as_ref(), &ipfib_io::LoadOptions::default()).unwrap();
     let v6 = !table.v6().is_empty();
-    println!("{path}: {} routes, family IPv{}", table.len(), if v6 { 6 } else { 4 });
+    println!(
+        "{path}: {} routes, family IPv{}, {kind} trace of {len}",
+        table.len(),
+        if v6 { 6 } else { 4 }
+    );
     if v6 {
-        run::<u128>(table.v6(), rounds, len);
+        run::<u128>(table.v6(), rounds, len, kind);
     } else {
-        run::<u32>(table.v4(), rounds, len);
+        run::<u32>(table.v4(), rounds, len, kind);
     }
 }
 
-fn run<A>(routes: &RouteTable<A>, rounds: usize, len: usize)
+fn run<A>(routes: &RouteTable<A>, rounds: usize, len: usize, kind: ipfib_gen::TraceKind)
 where
-    A: ipfib::Address + ipfib_old::engine::planb::layout::Family,
+    A: ipfib::Address + ipfib_old::Address,
     ipfib::engine::planb::PlanB<A>: ipfib::Build<A>,
+    ipfib_old::engine::planb::PlanB<A>: ipfib_old::Build<A>,
 {
     let old_routes: ipfib_old::RouteTable<A> = routes
         .iter()
         .map(|(p, nh)| (ipfib_old::Prefix::new(p.addr(), p.len()).unwrap(), nh))
         .collect();
-    let trace = ipfib_gen::trace(routes, ipfib_gen::TraceKind::Matched, len, 1);
-    let old = ipfib_old::PlanB::build(&old_routes);
-    let new = ipfib::engine::planb::PlanB::<A>::build(routes, &BuildOptions::default()).unwrap();
+    let trace = ipfib_gen::trace(routes, kind, len, 1);
+    let old = <ipfib_old::engine::planb::PlanB<A> as ipfib_old::Build<A>>::build(
+        &old_routes,
+        &ipfib_old::BuildOptions::default(),
+    )
+    .unwrap();
+    let new = <ipfib::engine::planb::PlanB<A> as ipfib::Build<A>>::build(routes, &BuildOptions::default())
+        .unwrap();
     let boxed: Box<dyn Lookup<A>> = Box::new(new.clone());
     let mut out_old = vec![None; len];
     let mut out_new = vec![None; len];
