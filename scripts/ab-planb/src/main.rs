@@ -22,50 +22,27 @@ fn rate(n: usize, f: impl FnOnce()) -> f64 {
     n as f64 / t.elapsed().as_secs_f64() / 1e6
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).expect("usage: ab-planb FIB [ROUNDS] [TRACE_LEN]");
-    let rounds: usize = args.get(2).map_or(11, |s| s.parse().unwrap());
-    let len: usize = args.get(3).map_or(2_000_000, |s| s.parse().unwrap());
-    let kind = args.get(4).map_or(ipfib_gen::TraceKind::Matched, |s| {
-        *ipfib_gen::TraceKind::ALL
-            .iter()
-            .find(|k| k.name() == s)
-            .expect("trace kind: matched, uniform or space")
-    });
-    let table = ipfib_io::load_fib(path.as_ref(), &ipfib_io::LoadOptions::default()).unwrap();
-    let v6 = !table.v6().is_empty();
-    println!(
-        "{path}: {} routes, family IPv{}, {kind} trace of {len}",
-        table.len(),
-        if v6 { 6 } else { 4 }
-    );
-    if v6 {
-        run::<u128>(table.v6(), rounds, len, kind);
-    } else {
-        run::<u32>(table.v4(), rounds, len, kind);
-    }
-}
 
-fn run<A>(routes: &RouteTable<A>, rounds: usize, len: usize, kind: ipfib_gen::TraceKind)
-where
-    A: ipfib::Address + ipfib_old::Address,
-    ipfib::engine::planb::PlanB<A>: ipfib::Build<A>,
-    ipfib_old::engine::planb::PlanB<A>: ipfib_old::Build<A>,
-{
-    let old_routes: ipfib_old::RouteTable<A> = routes
+/// One family's A/B. A macro, not a generic function: PlanB's family bound is private to the
+/// crate, so only `PlanB<u32>` and `PlanB<u128>` can be named here.
+macro_rules! run {
+    ($routes:expr, $family:ty, $rounds:expr, $len:expr, $kind:expr) => {{
+        let routes: &RouteTable<$family> = $routes;
+        let (rounds, len, kind): (usize, usize, ipfib_gen::TraceKind) = ($rounds, $len, $kind);
+
+    let old_routes: ipfib_old::RouteTable<$family> = routes
         .iter()
         .map(|(p, nh)| (ipfib_old::Prefix::new(p.addr(), p.len()).unwrap(), nh))
         .collect();
     let trace = ipfib_gen::trace(routes, kind, len, 1);
-    let old = <ipfib_old::engine::planb::PlanB<A> as ipfib_old::Build<A>>::build(
+    let old = <ipfib_old::engine::planb::PlanB<$family> as ipfib_old::Build<$family>>::build(
         &old_routes,
         &ipfib_old::BuildOptions::default(),
     )
     .unwrap();
-    let new = <ipfib::engine::planb::PlanB<A> as ipfib::Build<A>>::build(routes, &BuildOptions::default())
+    let new = <ipfib::engine::planb::PlanB<$family> as ipfib::Build<$family>>::build(routes, &BuildOptions::default())
         .unwrap();
-    let boxed: Box<dyn Lookup<A>> = Box::new(new.clone());
+    let boxed: Box<dyn Lookup<$family>> = Box::new(new.clone());
     let mut out_old = vec![None; len];
     let mut out_new = vec![None; len];
     let mut raw = vec![0u32; len];
@@ -111,4 +88,30 @@ where
         r[0],
         r[r.len() - 1]
     );
+    }};
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let path = args.get(1).expect("usage: ab-planb FIB [ROUNDS] [TRACE_LEN]");
+    let rounds: usize = args.get(2).map_or(11, |s| s.parse().unwrap());
+    let len: usize = args.get(3).map_or(2_000_000, |s| s.parse().unwrap());
+    let kind = args.get(4).map_or(ipfib_gen::TraceKind::Matched, |s| {
+        *ipfib_gen::TraceKind::ALL
+            .iter()
+            .find(|k| k.name() == s)
+            .expect("trace kind: matched, uniform or space")
+    });
+    let table = ipfib_io::load_fib(path.as_ref(), &ipfib_io::LoadOptions::default()).unwrap();
+    let v6 = !table.v6().is_empty();
+    println!(
+        "{path}: {} routes, family IPv{}, {kind} trace of {len}",
+        table.len(),
+        if v6 { 6 } else { 4 }
+    );
+    if v6 {
+        run!(table.v6(), u128, rounds, len, kind);
+    } else {
+        run!(table.v4(), u32, rounds, len, kind);
+    }
 }

@@ -7,18 +7,15 @@
 //! 3. The coarse boundaries are split by their top 16 bits into chunks; each chunk with
 //!    boundaries gets its own small B+-tree: leaves that hold their answers, inner levels
 //!    sized to the data and laid out level by level, so a node's children are contiguous and
-//!    one link per node finds them. Each tree is as deep as its own keys need, and the chunk's
-//!    direct-table entry records that depth (its *class*, see [`super::layout::CLASS_SHIFT`]):
-//!    the batched walk groups lanes by class, so lanes walking together never diverge. A
-//!    chunk without boundaries is answered by its direct entry alone (class 0).
+//!    one link per node finds them. All trees are walked with the same number of steps: a
+//!    shallower tree is entered through a chain of all-padding inner nodes (rank 0, link to
+//!    the next), so lanes in a batch never diverge. A chunk without boundaries is such a chain
+//!    ending at a one-answer leaf, shared by every chunk with that answer.
 
 use std::collections::{HashMap, HashSet};
 
 use super::fallback::Fallback;
-use super::layout::{
-    chunk_of, class_of, entry, fanout, Answer, Family, Key, DIRECT_BITS, DIRECT_HOP_MAX,
-    DIRECT_NO_ROUTE, MAX_CLASS, PAYLOAD,
-};
+use super::layout::{chunk_of, fanout, Answer, Family, Key, DIRECT_BITS};
 use crate::interval::Intervals;
 use crate::route_table::{NextHop, RouteTable};
 
@@ -139,6 +136,20 @@ struct Lines<K: Key> {
 }
 
 impl<K: Key> Lines<K> {
+    /// Appends `pads` all-padding inner nodes, each linking to the next and the last to `to`;
+    /// returns where the chain starts (`to` itself when `pads` is 0).
+    fn pad_chain(&mut self, pads: usize, to: u32) -> u32 {
+        if pads == 0 {
+            return to;
+        }
+        let entry = self.inner.len() as u32;
+        for k in 1..pads {
+            self.inner.push(K::inner(&[], entry + k as u32));
+        }
+        self.inner.push(K::inner(&[], to));
+        entry
+    }
+
     /// Appends one chunk's tree: leaves holding `keys` and their `keys.len() + 1` answers,
     /// and the inner levels above them, root first. Returns the root (an inner node, or the
     /// only leaf).
@@ -184,27 +195,6 @@ impl<K: Key> Lines<K> {
     }
 }
 
-/// The direct-table entry of a chunk without boundaries: its answer in the entry (class 0),
-/// or, for a next hop too large for the entry, a one-answer leaf (class 1) shared by every such
-/// chunk with that answer.
-fn constant_entry<K: Key>(
-    head: Answer,
-    lines: &mut Lines<K>,
-    shared: &mut HashMap<Answer, u32>,
-) -> u32 {
-    match head {
-        Answer::Route(hop) if hop <= DIRECT_HOP_MAX => entry(0, hop),
-        Answer::NoRoute => entry(0, DIRECT_NO_ROUTE),
-        // A fallback cell always puts a boundary inside its chunk (the cell after it starts
-        // one), so it never answers a whole chunk; a leaf would handle it anyway.
-        _ => *shared.entry(head).or_insert_with(|| {
-            let leaf = lines.leaves.len() as u32;
-            lines.leaves.push(K::leaf(&[], &[head]));
-            entry(1, leaf)
-        }),
-    }
-}
-
 /// Builds the whole structure.
 pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
     let intervals = Intervals::from_table(table);
@@ -212,35 +202,41 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
     let (cstarts, canswers) = project(intervals.starts(), intervals.values(), &mut fallback);
     let (chunks, heads) = chunks::<A>(&cstarts, &canswers);
 
+    let depth = chunks
+        .iter()
+        .map(|c| depth_for::<A::Key>(c.keys.len()))
+        .max()
+        .unwrap_or(1);
     let mut lines = Lines::<A::Key> {
         inner: Vec::new(),
         leaves: Vec::new(),
     };
     let mut direct = vec![0u32; 1 << DIRECT_BITS];
-    let mut shared: HashMap<Answer, u32> = HashMap::new();
-    let mut depth = 0;
+    let mut constant_entry: HashMap<Answer, u32> = HashMap::new();
     let mut next_with_keys = chunks.iter().peekable();
     for (chunk, &head) in heads.iter().enumerate() {
         direct[chunk] = match next_with_keys.next_if(|c| c.index == chunk) {
             Some(c) => {
-                let class = depth_for::<A::Key>(c.keys.len());
-                assert!(
-                    class <= MAX_CLASS,
-                    "a chunk tree deeper than {MAX_CLASS} levels"
-                );
-                depth = depth.max(class);
-                entry(class, lines.tree(&c.keys, &c.answers))
+                let own = depth_for::<A::Key>(c.keys.len());
+                let pads = depth - own;
+                // The tree's root is the inner node after the pads, or its only leaf.
+                let root = if own > 1 {
+                    lines.inner.len() + pads
+                } else {
+                    lines.leaves.len()
+                } as u32;
+                let entry = lines.pad_chain(pads, root);
+                let built = lines.tree(&c.keys, &c.answers);
+                debug_assert_eq!(built, root);
+                entry
             }
-            None => constant_entry(head, &mut lines, &mut shared),
+            None => *constant_entry.entry(head).or_insert_with(|| {
+                let entry = lines.pad_chain(depth - 1, lines.leaves.len() as u32);
+                lines.leaves.push(A::Key::leaf(&[], &[head]));
+                entry
+            }),
         };
     }
-    if direct.iter().any(|&e| class_of(e) == 1) {
-        depth = depth.max(1);
-    }
-    assert!(
-        lines.inner.len().max(lines.leaves.len()) <= PAYLOAD as usize + 1,
-        "node indices must fit a direct entry's payload"
-    );
     let results = distinct_answers(intervals.values());
     super::Parts {
         direct: direct.into_boxed_slice(),
@@ -331,26 +327,23 @@ mod tests {
     }
 
     #[test]
-    fn depth_follows_each_chunk() {
-        // A chunk with 400 /48s (two boundaries each), one with three, a default route and a
-        // chunk covered by a route whose next hop is too large for a direct entry.
-        let mut t = RouteTable::<u128>::new();
-        t.insert(crate::Prefix::new(0, 0).unwrap(), 5);
-        for i in 0..400u128 {
-            t.insert(
-                crate::Prefix::new((0x2001_0db8 << 96) | ((2 * i + 1) << 80), 48).unwrap(),
-                i as u32,
-            );
+    fn pad_chains_lead_to_the_tree() {
+        let mut lines = Lines::<u32> {
+            inner: Vec::new(),
+            leaves: Vec::new(),
+        };
+        let keys = [5u32, 6, 7];
+        let want = answers(keys.len());
+        let entry = lines.pad_chain(2, 0);
+        assert_eq!(
+            lines.tree(&keys, &want),
+            0,
+            "a one-leaf tree's root is its leaf"
+        );
+        for x in [0, 5, 6, 7, 8, u32::MAX] {
+            let below = keys.iter().filter(|&&k| k < x).count();
+            assert_eq!(walk(&lines, entry, 2, x), want[below]);
         }
-        t.insert(crate::Prefix::new(0x2a00_0001 << 96, 32).unwrap(), 6);
-        t.insert(crate::Prefix::new(0x3000 << 112, 16).unwrap(), u32::MAX);
-        let p = build(&t);
-        let class = |chunk: usize| class_of(p.direct[chunk]);
-        assert_eq!(class(0x2001), depth_for::<u32>(800));
-        assert_eq!(class(0x2a00), 1);
-        assert_eq!(p.direct[0x2002], entry(0, 5), "answered by the entry");
-        assert_eq!(class(0x3000), 1, "a hop above DIRECT_HOP_MAX needs a leaf");
-        assert_eq!(p.depth, depth_for::<u32>(800));
-        assert_eq!(p.inner.len(), 1 + 8, "no padding nodes");
+        assert_eq!(lines.pad_chain(0, 9), 9, "no pads: the entry is the target");
     }
 }

@@ -1,9 +1,7 @@
 //! The memory layout PlanB searches: what a key is for each family, and the 64-byte lines.
 //!
 //! A lookup consumes the address in two parts. The top 16 bits index a direct table (DXR's and
-//! Poptrie's trick: it replaces the two or three widest tree levels by one load), whose entry
-//! gives the chunk's *class* (its tree's depth) and its root, or for a chunk without
-//! boundaries the answer itself. The next
+//! Poptrie's trick: it replaces the two or three widest tree levels by one load). The next
 //! bits, up to the family's *coarse* width (32 for IPv4, 48 for IPv6), are the key searched in
 //! that chunk's tree. Because a chunk's keys share their top 16 bits, the key is narrower than
 //! the address: `u16` for IPv4 and `u32` for IPv6 (about twice the fan-out of the paper's
@@ -32,45 +30,6 @@ use crate::route_table::NextHop;
 
 /// Bits resolved by the direct table in front of the trees.
 pub const DIRECT_BITS: u32 = 16;
-
-/// A direct-table entry is `class << CLASS_SHIFT | payload`. The *class* is the number of node
-/// searches the chunk's lookup takes, the leaf's included (its tree's own depth: depth follows
-/// the data, chunk by chunk). Class 0 is a chunk without boundaries, answered by the entry
-/// itself: the payload is the next hop, or [`DIRECT_NO_ROUTE`]. Class 1 names a leaf, a
-/// higher class an inner node (the root).
-pub const CLASS_SHIFT: u32 = 29;
-/// The largest class an entry can hold.
-pub const MAX_CLASS: usize = (u32::MAX >> CLASS_SHIFT) as usize;
-/// The payload bits of a direct-table entry (a node index, or a class-0 answer).
-pub const PAYLOAD: u32 = (1 << CLASS_SHIFT) - 1;
-/// A class-0 payload meaning "no route".
-pub const DIRECT_NO_ROUTE: u32 = 1 << (CLASS_SHIFT - 1);
-/// The largest next hop a class-0 entry holds (a chunk answered by a larger one gets a
-/// one-answer leaf, class 1).
-pub const DIRECT_HOP_MAX: u32 = DIRECT_NO_ROUTE - 1;
-
-/// A direct-table entry from its class and payload.
-#[inline(always)]
-pub const fn entry(class: usize, payload: u32) -> u32 {
-    ((class as u32) << CLASS_SHIFT) | payload
-}
-
-/// The class of a direct-table entry.
-#[inline(always)]
-pub const fn class_of(entry: u32) -> usize {
-    (entry >> CLASS_SHIFT) as usize
-}
-
-/// The answer of a class-0 entry.
-#[inline(always)]
-pub const fn direct_answer(entry: u32) -> Option<NextHop> {
-    let payload = entry & PAYLOAD;
-    if payload & DIRECT_NO_ROUTE != 0 {
-        None
-    } else {
-        Some(payload)
-    }
-}
 
 /// Flag bit (shifted by the position) of a leaf position with no route.
 pub const NO_ROUTE: u32 = 1;
@@ -377,23 +336,6 @@ mod tests {
         assert_eq!(<u32 as Key>::from_coarse(a.coarse()), 0x0db8_0001);
         assert!(!a.is_cell_aligned());
         assert!(u128::from_coarse(a.coarse()).is_cell_aligned());
-    }
-
-    #[test]
-    fn direct_entries_round_trip() {
-        for class in 0..=MAX_CLASS {
-            for payload in [0, 1, DIRECT_HOP_MAX, PAYLOAD] {
-                let e = entry(class, payload);
-                assert_eq!(class_of(e), class);
-                assert_eq!(e & PAYLOAD, payload);
-            }
-        }
-        assert_eq!(direct_answer(entry(0, 7)), Some(7));
-        assert_eq!(
-            direct_answer(entry(0, DIRECT_HOP_MAX)),
-            Some(DIRECT_HOP_MAX)
-        );
-        assert_eq!(direct_answer(entry(0, DIRECT_NO_ROUTE)), None);
     }
 
     #[test]

@@ -3,10 +3,10 @@
 //! what bounds PlanB's throughput).
 //!
 //! Each line a lookup loads counts once, whether it hits a cache or not: the direct-table
-//! entry (which alone answers a chunk of class 0), every node the walk searches, and for the
-//! rare fallback cell the cell's range, the lines its binary search probes and the answer.
+//! entry, every node the walk searches (padding nodes included: they are loads too), and for
+//! the rare fallback cell the cell's range, the lines its binary search probes and the answer.
 
-use super::layout::{chunk_of, class_of, Decoded, Family, Key, PAYLOAD};
+use super::layout::{chunk_of, Decoded, Family, Key};
 use super::search::scalar::Scalar;
 use super::PlanB;
 
@@ -32,14 +32,9 @@ impl<A: Family> PlanB<A> {
     pub(crate) fn lines_touched(&self, addr: A) -> Touched {
         let coarse = addr.coarse();
         let x = A::Key::from_coarse(coarse);
-        let e = self.direct[chunk_of::<A>(coarse)];
+        let mut node = self.direct[chunk_of::<A>(coarse)];
         let mut touched = Touched::default();
-        let class = class_of(e);
-        if class == 0 {
-            return touched;
-        }
-        let mut node = e & PAYLOAD;
-        for _ in 1..class {
+        for _ in 1..self.depth {
             let n = &self.inner[node as usize];
             node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
             touched.tree += 1;
@@ -54,7 +49,7 @@ impl<A: Family> PlanB<A> {
 
     /// Average lines per lookup of `addrs` at each step of the walk: element 0 is the direct
     /// table (always 1), element `i` the `i`-th tree node from the chunk's entry (the share
-    /// of lookups whose walk is that long: depth follows each chunk's data), and the last element the fallback stage. The sum
+    /// of lookups whose walk is that long), and the last element the fallback stage. The sum
     /// is [`Lookup::lines_per_lookup`](crate::engine::Lookup::lines_per_lookup). Empty for
     /// an empty slice.
     pub fn lines_by_step(&self, addrs: &[A]) -> Vec<f64> {
@@ -92,7 +87,6 @@ impl<A: Family> PlanB<A> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::layout::class_of;
     use crate::engine::{Build, BuildOptions, Lookup};
     use crate::prefix::Prefix;
     use crate::route_table::RouteTable;
@@ -100,7 +94,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_follow_each_chunks_depth() {
+    fn every_lookup_reads_the_direct_entry_and_one_line_per_level() {
         let mut t = RouteTable::<u128>::new();
         t.insert(Prefix::new(0, 0).unwrap(), 1);
         for i in 0..400u128 {
@@ -109,26 +103,24 @@ mod tests {
                 2 + i as u32,
             );
         }
-        t.insert(Prefix::new(0x2a00_0db8 << 96, 32).unwrap(), 3);
         t.insert(Prefix::new((0x2a00_0db8 << 96) | (7 << 64), 64).unwrap(), 4);
         let p = PlanB::build(&t, &BuildOptions::default()).unwrap();
-        let deep: u128 = (0x2001_0db8 << 96) | (77 << 80);
-        let deep_class = class_of(p.direct[0x2001]);
-        assert!(deep_class >= 3);
-        assert_eq!(p.lines_touched(0x3000 << 112).total(), 1, "class 0");
-        assert_eq!(p.lines_touched(0x2a00 << 112).total(), 2, "one leaf");
-        assert_eq!(p.lines_touched(deep).total(), 1 + deep_class);
+        assert!(p.depth >= 3);
+        let plain: u128 = (0x2001_0db8 << 96) | (77 << 80);
+        assert_eq!(p.lines_touched(plain).total(), 1 + p.depth);
+        assert_eq!(
+            p.lines_touched(0x3000 << 112).total(),
+            1 + p.depth,
+            "padding too"
+        );
         let cell = p.lines_touched((0x2a00_0db8 << 96) | (7 << 64));
-        assert_eq!(cell.tree, 1);
+        assert_eq!(cell.tree, p.depth);
         assert!(cell.fallback >= 3, "range, probes and answer");
 
-        let addrs = [0x3000 << 112, 0x2a00 << 112, deep, deep + 1];
+        let addrs = [plain, 0x3000 << 112, (0x2a00_0db8 << 96) | (7 << 64)];
         let avg = p.lines_per_lookup(&addrs).unwrap();
-        assert_eq!(avg, (1 + 2 + 2 * (1 + deep_class)) as f64 / 4.0);
         let steps = p.lines_by_step(&addrs);
-        assert_eq!(steps.len(), 1 + deep_class + 1);
-        assert_eq!(steps[0], 1.0);
-        assert_eq!(steps[1], 0.75);
+        assert_eq!(steps.len(), 1 + p.depth + 1);
         assert!((steps.iter().sum::<f64>() - avg).abs() < 1e-12);
         assert_eq!(p.lines_per_lookup(&[]), None);
     }

@@ -47,11 +47,9 @@ use layout::{Family, Key};
 /// ```
 #[derive(Clone, Debug)]
 pub struct PlanB<A: Family> {
-    /// Entry of each top-16-bit chunk: its class (the node searches of its lookups) and root,
-    /// or its answer (class 0); see [`layout::CLASS_SHIFT`].
+    /// Entry node of each top-16-bit chunk: an inner node, or a leaf when `depth` is 1.
     direct: Box<[u32]>,
-    /// The largest class of any chunk: node searches of the deepest lookup, the leaf's
-    /// included (0 when every chunk is answered by its entry).
+    /// Node searches per lookup, the leaf's included (uniform across chunks).
     depth: usize,
     /// Inner nodes, one cache line each.
     inner: Box<[<A::Key as Key>::Line]>,
@@ -111,20 +109,9 @@ impl<A: Family> PlanB<A> {
         Ok(())
     }
 
-    /// Dependent steps of the deepest lookup: the direct table plus the deepest chunk's tree
-    /// levels (lookups in other chunks take fewer; see [`PlanB::chunks_by_class`]).
+    /// Dependent steps of a lookup: the direct table plus the tree levels.
     pub fn depth(&self) -> usize {
         self.depth + 1
-    }
-
-    /// Chunks (top-16-bit direct-table entries) of each class: element `c` counts the chunks
-    /// whose lookups search `c` nodes after the direct table (0: answered by the entry).
-    pub fn chunks_by_class(&self) -> Vec<usize> {
-        let mut counts = vec![0; self.depth + 1];
-        for &e in self.direct.iter() {
-            counts[layout::class_of(e)] += 1;
-        }
-        counts
     }
 
     /// Merged elementary intervals of the table it was built from.
@@ -225,14 +212,6 @@ impl<A: Family> Lookup<A> for PlanB<A> {
         vec![
             Detail::count("intervals", self.intervals),
             Detail::count("depth", self.depth()),
-            Detail::text(
-                "chunks_by_class",
-                self.chunks_by_class()
-                    .iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ),
             Detail::text("node_search", self.backend().name()),
             Detail::count("inner_nodes", self.inner.len()),
             Detail::count("leaves", self.leaves.len()),
@@ -260,8 +239,7 @@ mod tests {
     use crate::interval::Intervals;
     use crate::prefix::Prefix;
 
-    /// The scalar walk, single and batched (classes in full and padded 32-lane groups, and a
-    /// batch shorter than one group), against a
+    /// The scalar walk, single and batched (full 32-lane groups and the remainder), against a
     /// binary search over the intervals. Small enough to run under Miri, which checks the
     /// walk's indexing and the unsafe-free scalar path for undefined behaviour.
     fn scalar_walk_matches_intervals<A: Family>(routes: &[(A, u8, NextHop)], probes: &[A]) {
@@ -278,11 +256,6 @@ mod tests {
         let mut batch = vec![Some(7); probes.len()];
         planb.lookup_batch(probes, &mut batch).unwrap();
         assert_eq!(batch, want);
-        let mut short = vec![None; probes.len().min(5)];
-        planb
-            .lookup_batch(&probes[..short.len()], &mut short)
-            .unwrap();
-        assert_eq!(short, want[..short.len()]);
         let mut raw = vec![0; probes.len()];
         planb.lookup_batch_raw(probes, &mut raw, 99).unwrap();
         let want_raw: Vec<NextHop> = want.iter().map(|a| a.unwrap_or(99)).collect();

@@ -36,13 +36,6 @@ pub trait Search: Copy {
     /// PlanB's invariants (see [`super::validate`]).
     unsafe fn at<T>(self, slice: &[T], i: usize) -> &T;
 
-    /// `&mut slice[i]`, checked or not as [`Search::at`] is (the batched walk's writes to
-    /// positions it sorted).
-    ///
-    /// # Safety
-    /// `i < slice.len()`.
-    unsafe fn at_mut<T>(self, slice: &mut [T], i: usize) -> &mut T;
-
     /// Asks for the cache line of `r` ahead of its use (a hint; the portable backend does
     /// nothing).
     fn prefetch<T>(self, r: &T);
@@ -70,21 +63,6 @@ mod shared {
         );
         // SAFETY: the caller guarantees `i < slice.len()`.
         unsafe { slice.get_unchecked(i) }
-    }
-
-    /// `&mut slice[i]`, checked in debug builds (and the test profile) only.
-    ///
-    /// # Safety
-    /// `i < slice.len()`.
-    #[inline(always)]
-    pub unsafe fn at_mut<T>(slice: &mut [T], i: usize) -> &mut T {
-        debug_assert!(
-            i < slice.len(),
-            "walk index {i} out of bounds {}",
-            slice.len()
-        );
-        // SAFETY: the caller guarantees `i < slice.len()`.
-        unsafe { slice.get_unchecked_mut(i) }
     }
 
     /// Asks for the cache line of `r`.
