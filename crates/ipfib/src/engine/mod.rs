@@ -107,6 +107,16 @@ pub trait Lookup<A: Address>: Send + Sync {
         Vec::new()
     }
 
+    /// The average number of distinct 64-byte cache lines one lookup of `addrs` reads, from
+    /// the engine's model of its own structure (every line a lookup loads counts once, hit or
+    /// miss: caches are not modelled), so `ipfib stats` and the benchmarks can report the
+    /// trace-weighted cost of a lookup on machines without hardware counters. `None` (the
+    /// default) when the engine has no such model or `addrs` is empty.
+    fn lines_per_lookup(&self, addrs: &[A]) -> Option<f64> {
+        let _ = addrs;
+        None
+    }
+
     /// Checks every structural invariant the engine's lookups rely on (for engines with
     /// unchecked accesses, everything that keeps them in bounds). A structure from the
     /// engine's own builder always passes; data read from outside is validated before use.

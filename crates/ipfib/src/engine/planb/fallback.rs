@@ -44,6 +44,17 @@ impl<A: Address> Fallback<A> {
         self.answers[begin + i.max(1) - 1]
     }
 
+    /// Lines a lookup in `cell` reads (a model, see [`super::lines`]): the cell's range, the
+    /// lines its binary search probes (at most one per probe, at most the lines the range
+    /// spans) and the answer.
+    pub fn lines_touched(&self, cell: u32) -> usize {
+        let (begin, end) = self.cells[cell as usize];
+        let len = (end - begin) as usize;
+        let probes = (usize::BITS - len.leading_zeros()) as usize;
+        let spanned = (len * std::mem::size_of::<A>()).div_ceil(64);
+        2 + probes.min(spanned)
+    }
+
     /// Checks that every cell is a non-empty range of the arrays (what [`Fallback::lookup`]
     /// needs to neither index out of bounds nor panic).
     pub fn check(&self) -> Result<(), String> {

@@ -14,11 +14,12 @@
 //! Modules: `layout` (what a line holds, written and read in one place), `builder` (route table
 //! → lines), `search` (node search per SIMD backend), `walk` (the lookup, single and batched,
 //! written once for every backend), `validate` (the invariants the unchecked walk relies on),
-//! `fallback` (the exact IPv6 second stage).
+//! `fallback` (the exact IPv6 second stage), `lines` (a model of the cache lines a lookup reads).
 
 mod builder;
 mod fallback;
 mod layout;
+mod lines;
 mod search;
 mod validate;
 mod walk;
@@ -221,6 +222,10 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             Detail::bytes("leaf_bytes", std::mem::size_of_val(&*self.leaves)),
             Detail::bytes("fallback_bytes", self.fallback.bytes()),
         ]
+    }
+
+    fn lines_per_lookup(&self, addrs: &[A]) -> Option<f64> {
+        self.average_lines(addrs)
     }
 
     fn validate(&self) -> Result<(), InvalidStructure> {

@@ -1,0 +1,127 @@
+//! A model of the cache lines a lookup reads, for reporting lines per lookup on a trace
+//! (this machine has no hardware counters; see `../shared/PERF-FACTS.md`: lines per lookup is
+//! what bounds PlanB's throughput).
+//!
+//! Each line a lookup loads counts once, whether it hits a cache or not: the direct-table
+//! entry, every node the walk searches (padding nodes included: they are loads too), and for
+//! the rare fallback cell the cell's range, the lines its binary search probes and the answer.
+
+use super::layout::{chunk_of, Decoded, Family, Key};
+use super::search::scalar::Scalar;
+use super::PlanB;
+
+/// The lines one lookup reads, by part of the structure.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Touched {
+    /// Tree nodes read, the leaf included (one line each).
+    pub tree: usize,
+    /// Lines of the fallback stage (0 unless the leaf answered with a fallback cell).
+    pub fallback: usize,
+}
+
+impl Touched {
+    /// All lines: the direct-table entry, the tree nodes and the fallback lines.
+    pub fn total(&self) -> usize {
+        1 + self.tree + self.fallback
+    }
+}
+
+impl<A: Family> PlanB<A> {
+    /// The lines a lookup of `addr` reads (module docs), by walking the structure with the
+    /// checked portable search.
+    pub(crate) fn lines_touched(&self, addr: A) -> Touched {
+        let coarse = addr.coarse();
+        let x = A::Key::from_coarse(coarse);
+        let mut node = self.direct[chunk_of::<A>(coarse)];
+        let mut touched = Touched::default();
+        for _ in 1..self.depth {
+            let n = &self.inner[node as usize];
+            node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
+            touched.tree += 1;
+        }
+        let leaf = &self.leaves[node as usize];
+        touched.tree += 1;
+        if let Decoded::Cell(cell) = A::Key::decode(leaf, A::Key::rank_leaf(Scalar, leaf, x)) {
+            touched.fallback = self.fallback.lines_touched(cell);
+        }
+        touched
+    }
+
+    /// Average lines per lookup of `addrs` at each step of the walk: element 0 is the direct
+    /// table (always 1), element `i` the `i`-th tree node from the chunk's entry (the share
+    /// of lookups whose walk is that long), and the last element the fallback stage. The sum
+    /// is [`Lookup::lines_per_lookup`](crate::engine::Lookup::lines_per_lookup). Empty for
+    /// an empty slice.
+    pub fn lines_by_step(&self, addrs: &[A]) -> Vec<f64> {
+        if addrs.is_empty() {
+            return Vec::new();
+        }
+        let mut tree: Vec<usize> = Vec::new();
+        let mut fallback = 0;
+        for &a in addrs {
+            let t = self.lines_touched(a);
+            if tree.len() < t.tree {
+                tree.resize(t.tree, 0);
+            }
+            for level in &mut tree[..t.tree] {
+                *level += 1;
+            }
+            fallback += t.fallback;
+        }
+        let n = addrs.len() as f64;
+        std::iter::once(1.0)
+            .chain(tree.iter().map(|&c| c as f64 / n))
+            .chain(std::iter::once(fallback as f64 / n))
+            .collect()
+    }
+
+    /// Average of [`Touched::total`] over `addrs` (`None` when empty).
+    pub(crate) fn average_lines(&self, addrs: &[A]) -> Option<f64> {
+        if addrs.is_empty() {
+            return None;
+        }
+        let sum: usize = addrs.iter().map(|&a| self.lines_touched(a).total()).sum();
+        Some(sum as f64 / addrs.len() as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{Build, BuildOptions, Lookup};
+    use crate::prefix::Prefix;
+    use crate::route_table::RouteTable;
+
+    use super::*;
+
+    #[test]
+    fn every_lookup_reads_the_direct_entry_and_one_line_per_level() {
+        let mut t = RouteTable::<u128>::new();
+        t.insert(Prefix::new(0, 0).unwrap(), 1);
+        for i in 0..400u128 {
+            t.insert(
+                Prefix::new((0x2001_0db8 << 96) | ((2 * i + 1) << 80), 48).unwrap(),
+                2 + i as u32,
+            );
+        }
+        t.insert(Prefix::new((0x2a00_0db8 << 96) | (7 << 64), 64).unwrap(), 4);
+        let p = PlanB::build(&t, &BuildOptions::default()).unwrap();
+        assert!(p.depth >= 3);
+        let plain: u128 = (0x2001_0db8 << 96) | (77 << 80);
+        assert_eq!(p.lines_touched(plain).total(), 1 + p.depth);
+        assert_eq!(
+            p.lines_touched(0x3000 << 112).total(),
+            1 + p.depth,
+            "padding too"
+        );
+        let cell = p.lines_touched((0x2a00_0db8 << 96) | (7 << 64));
+        assert_eq!(cell.tree, p.depth);
+        assert!(cell.fallback >= 3, "range, probes and answer");
+
+        let addrs = [plain, 0x3000 << 112, (0x2a00_0db8 << 96) | (7 << 64)];
+        let avg = p.lines_per_lookup(&addrs).unwrap();
+        let steps = p.lines_by_step(&addrs);
+        assert_eq!(steps.len(), 1 + p.depth + 1);
+        assert!((steps.iter().sum::<f64>() - avg).abs() < 1e-12);
+        assert_eq!(p.lines_per_lookup(&[]), None);
+    }
+}
