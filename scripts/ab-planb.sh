@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Paired in-process A/B of PlanB's batched lookup: OLD commit against this tree, same table and
-# trace, alternating rounds. Usage: scripts/ab-planb.sh OLD_COMMIT FIB [ROUNDS] [TRACE_LEN] [matched|uniform|space]
+# trace (matched), alternating rounds. Usage: scripts/ab-planb.sh OLD_COMMIT FIB [ROUNDS] [TRACE_LEN]
 # Pin it for stable figures: taskset -c 1 scripts/ab-planb.sh ...
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
