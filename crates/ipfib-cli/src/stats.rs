@@ -5,7 +5,10 @@
 //! whatever the engine reports about its own shape ([`ipfib::Lookup::describe`]: PlanB its
 //! depth, node search and node counts; the reference engine its probe count; ...). The
 //! numbers explain a benchmark result: depth and bytes per prefix are what a lookup's cache
-//! misses follow from.
+//! misses follow from. Engines that model their own structure also report the cache lines an
+//! average lookup reads ([`ipfib::Lookup::lines_per_lookup`]) on generated matched and uniform
+//! traces of [`TRACE_LEN`] addresses (seed 1), the figure that bounds throughput on this
+//! machine (see `../shared/PERF-FACTS.md`).
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -15,6 +18,9 @@ use ipfib::{Address, BuildOptions, Intervals, RouteTable};
 use serde_json::{json, Map, Value};
 
 use crate::fib_args::FibArgs;
+
+/// Addresses of the generated traces `lines_per_lookup` is averaged over.
+const TRACE_LEN: usize = 100_000;
 
 /// Arguments of `ipfib stats`.
 #[derive(clap::Args)]
@@ -49,6 +55,23 @@ impl FamilyStats {
         let start = Instant::now();
         let built = engine.build(table, &BuildOptions::default())?;
         let build = start.elapsed();
+        let mut details: Vec<Detail> = built
+            .describe()
+            .into_iter()
+            // "intervals" is a property of the table, shown for every engine above.
+            .filter(|d| d.name != "intervals")
+            .collect();
+        if !table.is_empty() {
+            for (kind, name) in [
+                (ipfib_gen::TraceKind::Matched, "lines_per_lookup_matched"),
+                (ipfib_gen::TraceKind::Uniform, "lines_per_lookup_uniform"),
+            ] {
+                let trace = ipfib_gen::trace(table, kind, TRACE_LEN, 1);
+                if let Some(lines) = built.lines_per_lookup(&trace) {
+                    details.push(Detail::ratio(name, lines));
+                }
+            }
+        }
         Ok(FamilyStats {
             family: A::FAMILY,
             routes: table.len(),
@@ -56,12 +79,7 @@ impl FamilyStats {
             intervals: Intervals::from_table(table).len(),
             build,
             bytes: built.memory_bytes(),
-            // "intervals" is a property of the table, shown for every engine above.
-            details: built
-                .describe()
-                .into_iter()
-                .filter(|d| d.name != "intervals")
-                .collect(),
+            details,
         })
     }
 
@@ -98,7 +116,7 @@ impl FamilyStats {
 
     fn to_text(&self, out: &mut String) {
         let row = |out: &mut String, label: &str, value: &str| {
-            let _ = writeln!(out, "  {label:<18}{value}");
+            let _ = writeln!(out, "  {label:<26}{value}");
         };
         let _ = writeln!(out, "{}", self.family);
         row(out, "routes", &self.routes.to_string());
@@ -123,7 +141,7 @@ impl FamilyStats {
             let share = 100.0 * n as f64 / self.routes as f64;
             let _ = writeln!(
                 out,
-                "  {:<18}{:>6} {n:>9} {share:>6.2}%",
+                "  {:<26}{:>6} {n:>9} {share:>6.2}%",
                 "",
                 format!("/{len}")
             );

@@ -79,6 +79,7 @@ fn json_counts_match_the_hand_counted_table_for_both_engines() {
                 );
             } else {
                 assert!(f["depth"].is_null(), "{f}");
+                assert!(f["lines_per_lookup_matched"].is_null(), "no model: {f}");
             }
         }
         if engine == "planb" {

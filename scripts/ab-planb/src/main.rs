@@ -14,7 +14,11 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn rate(n: usize, f: impl FnOnce()) -> f64 {
+/// Lookups per second of `f`, timed after one untimed pass so each variant starts with its
+/// own structure in cache (the variants' structures evict each other otherwise, and the one
+/// timed first in a round would pay for it).
+fn rate(n: usize, mut f: impl FnMut()) -> f64 {
+    f();
     let t = Instant::now();
     f();
     n as f64 / t.elapsed().as_secs_f64() / 1e6

@@ -121,13 +121,18 @@ impl<A: Family> PlanB<A> {
 
     /// The answer at position `rank` of `leaf` (a fallback cell is searched further with
     /// `addr`).
+    ///
+    /// The same decoding as [`Key::decode`] (which the validator and the tests use), written
+    /// as the walk had it before the engine traits, so the paired A/B against that code
+    /// compares the same instructions (BENCHMARKS.md, "Library architecture").
     #[inline(always)]
     fn answer(&self, leaf: &<A::Key as Key>::Line, rank: u32, addr: A) -> Option<NextHop> {
-        match A::Key::decode(leaf, rank) {
-            layout::Decoded::Hop(hop) => Some(hop),
-            layout::Decoded::NoRoute => None,
-            layout::Decoded::Cell(cell) => self.cell(cell, addr),
+        let hop = A::Key::hop(leaf, rank);
+        let flags = A::Key::flags(leaf) >> rank;
+        if flags & layout::CELL != 0 {
+            return self.cell(hop, addr);
         }
+        (flags & layout::NO_ROUTE == 0).then_some(hop)
     }
 
     #[cold]
