@@ -137,8 +137,15 @@ fn json_has_every_field_and_one_checksum_per_mode() {
             "round_mlps",
             "call",
             "native",
+            "lines_per_lookup",
         ] {
             assert!(r.get(field).is_some(), "{field} missing in {r}");
+        }
+        // PlanB models the lines it reads: the direct entry plus one node per level, at least
+        // 2; engines without a model say null.
+        match r["engine"].as_str().unwrap() {
+            "planb" => assert!(r["lines_per_lookup"].as_f64().unwrap() >= 2.0, "{r}"),
+            _ => assert!(r["lines_per_lookup"].is_null(), "{r}"),
         }
         // Two rounds: the row's figure is the median of the two, its range their spread.
         let rounds: Vec<f64> = r["round_mlps"]

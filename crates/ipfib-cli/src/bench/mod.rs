@@ -531,6 +531,11 @@ fn bench_table<A: Source>(
                 bar.inc(1);
             }
         }
+        // Lines per lookup depend on the engine and the sequence only: once per engine.
+        let lines: Vec<Option<f64>> = engines
+            .iter()
+            .map(|e| e.lookup().lines_per_lookup(seq))
+            .collect();
         for (path, threads, e, speeds) in cells {
             let (engine, b, n) = (&engines[e], &built[e], per_run[e]);
             let name = engine.lookup().name();
@@ -562,6 +567,7 @@ fn bench_table<A: Source>(
                     LookupPath::Batch => engine.batch_call(),
                 },
                 native: engine.native_info(),
+                lines_per_lookup: lines[e],
                 build_ms: b.build_ms,
                 bytes,
                 bytes_per_prefix: bytes as f64 / info.prefixes.max(1) as f64,

@@ -75,6 +75,9 @@ pub struct Row {
     /// For a comparator with a native batch (DPDK): the lookup function requested and
     /// selected and the next-hop sizes; `null` otherwise.
     pub native: Option<NativeInfo>,
+    /// Cache lines an average lookup of this mode's sequence reads, from the engine's own
+    /// model of its structure (`Lookup::lines_per_lookup`); `null` for engines without one.
+    pub lines_per_lookup: Option<f64>,
     /// Time to build the engine from the route table, in milliseconds.
     pub build_ms: f64,
     /// Bytes of the lookup structure, as the engine reports it.
@@ -236,8 +239,9 @@ fn describe(r: &Row) -> String {
 /// The terminal table: per table a line describing it, then one line per row, columns aligned,
 /// grouped by mode and threads, with each engine's speed relative to `planb` on the same path,
 /// mode and threads. MLPS is the median of the rounds' medians, `rounds min-max` their spread,
-/// `per round` each round's median; `native` the lookup function a native comparator selected
-/// and its next-hop entry size.
+/// `per round` each round's median; `lines` the cache lines an average lookup reads by the
+/// engine's own model (`-` without one); `native` the lookup function a native comparator
+/// selected and its next-hop entry size.
 pub fn render(rows: &[Row]) -> String {
     // (title, left-aligned)
     let columns = [
@@ -253,6 +257,7 @@ pub fn render(rows: &[Row]) -> String {
         ("build ms", false),
         ("memory", false),
         ("B/prefix", false),
+        ("lines", false),
         ("native", true),
         ("checksum", true),
         ("cpu", true),
@@ -293,6 +298,8 @@ pub fn render(rows: &[Row]) -> String {
             format!("{:.1}", r.build_ms),
             human_bytes(r.bytes),
             format!("{:.1}", r.bytes_per_prefix),
+            r.lines_per_lookup
+                .map_or_else(|| "-".into(), |l| format!("{l:.2}")),
             r.native
                 .as_ref()
                 .map_or_else(|| "-".into(), NativeInfo::short),
