@@ -14,9 +14,13 @@ use ipnet::{Ipv4Net, Ipv6Net};
 
 /// An IP address family, represented by its address as an unsigned integer.
 ///
-/// Implemented for `u32` (IPv4) and `u128` (IPv6). Bit 0 of the integer is the last bit of the
-/// address, so integer order is address order.
-pub trait Address: Copy + Ord + Eq + Hash + Debug + Default + Send + Sync + 'static {
+/// Implemented for `u32` (IPv4) and `u128` (IPv6), and sealed: no other type can implement it,
+/// so code that picks a family's part of a dual-stack value (`Table::family`,
+/// `EngineInfo::build`) covers every implementation. Bit 0 of the integer is the last bit of
+/// the address, so integer order is address order.
+pub trait Address:
+    sealed::Sealed + Copy + Ord + Eq + Hash + Debug + Default + Send + Sync + 'static
+{
     /// Address width in bits (32 or 128).
     const BITS: u8;
     /// The all-zeros address.
@@ -57,6 +61,13 @@ pub trait Address: Copy + Ord + Eq + Hash + Debug + Default + Send + Sync + 'sta
     fn to_u128_left(self) -> u128;
     /// Inverse of [`Address::to_u128_left`]; the low bits that do not fit are dropped.
     fn from_u128_left(v: u128) -> Self;
+}
+
+/// The seal: only this crate can name `Sealed`, so only it can implement [`Address`].
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u32 {}
+    impl Sealed for u128 {}
 }
 
 impl Address for u32 {
