@@ -134,19 +134,6 @@ mod tests {
         out
     }
 
-    /// A source that hands out one byte per read, like a slow pipe.
-    struct Trickle(Vec<u8>, usize);
-    impl Read for Trickle {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            if self.1 >= self.0.len() || buf.is_empty() {
-                return Ok(0);
-            }
-            buf[0] = self.0[self.1];
-            self.1 += 1;
-            Ok(1)
-        }
-    }
-
     #[test]
     fn detects_by_magic() {
         assert_eq!(Compression::detect(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
@@ -178,7 +165,7 @@ mod tests {
     fn short_reads_do_not_lose_the_magic() {
         let text = b"1.2.3.0/24 5\n";
         let mut out = Vec::new();
-        decompress_reader(Trickle(gzip(text), 0))
+        decompress_reader(crate::test_support::Trickle::new(gzip(text)))
             .unwrap()
             .read_to_end(&mut out)
             .unwrap();

@@ -118,12 +118,20 @@ fn load_mrt(
     })
 }
 
+/// Test helpers shared by the crate's unit tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod test_support {
+    use std::io::Read;
 
     /// A source that hands out one byte per read, like a slow pipe.
-    struct Trickle(Vec<u8>, usize);
+    pub struct Trickle(Vec<u8>, usize);
+
+    impl Trickle {
+        pub fn new(data: Vec<u8>) -> Self {
+            Trickle(data, 0)
+        }
+    }
+
     impl Read for Trickle {
         fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
             if self.1 >= self.0.len() || buf.is_empty() {
@@ -134,13 +142,18 @@ mod tests {
             Ok(1)
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn peek_puts_the_head_back_even_on_short_reads() {
         let data = b"0123456789abcdef".to_vec();
         let input: Box<dyn BufRead + Send> = Box::new(std::io::BufReader::with_capacity(
             1,
-            Trickle(data.clone(), 0),
+            crate::test_support::Trickle::new(data.clone()),
         ));
         let (head, mut whole) = peek(input, 12).unwrap();
         assert_eq!(head, b"0123456789ab");
