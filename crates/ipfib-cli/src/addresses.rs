@@ -10,6 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 
 use ipfib::Address;
+use ipfib_io::lines::excerpt_str;
 use ipfib_io::text::parse_ipv4;
 use ipfib_io::LoadError;
 
@@ -24,16 +25,7 @@ pub fn parse_addr(s: &str) -> Result<IpAddr, String> {
     } else {
         parse_ipv4(t.as_bytes()).map(|a| IpAddr::V4(Ipv4Addr::from(a)))
     };
-    parsed.ok_or_else(|| format!("not an IP address: {:?}", excerpt(t)))
-}
-
-/// At most 40 characters of a bad input, so a huge line is never echoed whole.
-pub fn excerpt(s: &str) -> String {
-    const MAX: usize = 40;
-    match s.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}...", &s[..cut]),
-        None => s.to_string(),
-    }
+    parsed.ok_or_else(|| format!("not an IP address: {}", excerpt_str(t)))
 }
 
 /// The address as family `A`'s integer, or `None` when it is of the other family.
