@@ -13,9 +13,13 @@
 //!    ending at a one-answer leaf, shared by every chunk with that answer.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::fallback::Fallback;
-use super::layout::{chunk_of, fanout, Answer, Family, Key, DIRECT_BITS};
+use super::layout::{
+    chunk_of, fanout, Answer, ChunkRef, Family, Key, Segment, CLASS_SHIFT, DIRECT_BITS,
+    DIRECT_NO_ROUTE, MAX_CLASS, PAYLOAD,
+};
 use crate::interval::Intervals;
 use crate::route_table::{NextHop, RouteTable};
 
@@ -128,122 +132,107 @@ fn chunks<A: Family>(cstarts: &[u64], canswers: &[Answer]) -> (Vec<Chunk<A::Key>
     (with_keys, heads)
 }
 
-/// The inner nodes and leaves being built; a link names a node of the array the next step
-/// reads (inner nodes, or leaves after the last inner step).
-struct Lines<K: Key> {
-    inner: Vec<K::Line>,
-    leaves: Vec<K::Line>,
+/// One segment being built: the lines of its chunk trees (links are indices into `lines`) and
+/// the fallback cells their leaves name.
+pub(super) struct SegmentBuilder<A: Family> {
+    pub lines: Vec<<A::Key as Key>::Line>,
+    pub fallback: Fallback<A>,
 }
 
-impl<K: Key> Lines<K> {
-    /// Appends `pads` all-padding inner nodes, each linking to the next and the last to `to`;
-    /// returns where the chain starts (`to` itself when `pads` is 0).
-    fn pad_chain(&mut self, pads: usize, to: u32) -> u32 {
-        if pads == 0 {
-            return to;
+impl<A: Family> SegmentBuilder<A> {
+    pub fn new() -> Self {
+        SegmentBuilder {
+            lines: Vec::new(),
+            fallback: Fallback::default(),
         }
-        let entry = self.inner.len() as u32;
-        for k in 1..pads {
-            self.inner.push(K::inner(&[], entry + k as u32));
-        }
-        self.inner.push(K::inner(&[], to));
-        entry
     }
 
-    /// Appends one chunk's tree: leaves holding `keys` and their `keys.len() + 1` answers,
-    /// and the inner levels above them, root first. Returns the root (an inner node, or the
-    /// only leaf).
-    fn tree(&mut self, keys: &[K], answers: &[Answer]) -> u32 {
-        let per = K::LEAF_KEYS;
-        let first_leaf = self.leaves.len();
+    /// Appends one chunk's tree: the inner levels root first, then the leaves holding `keys`
+    /// and their `keys.len() + 1` answers. Returns the root (an inner node, or the only leaf)
+    /// and the node searches of a lookup.
+    pub fn tree(&mut self, keys: &[A::Key], answers: &[Answer]) -> (u32, usize) {
+        let per = A::Key::LEAF_KEYS;
         let leaves = keys.len().div_ceil(per).max(1);
-        for l in 0..leaves {
-            let ks = &keys[(l * per).min(keys.len())..((l + 1) * per).min(keys.len())];
-            self.leaves
-                .push(K::leaf(ks, &answers[l * per..l * per + ks.len() + 1]));
-        }
         // Bottom-up: an inner node holds the smallest key under each of its children but the
         // first, and hands its own first key to its parent.
-        let mut firsts: Vec<K> = keys.chunks(per).map(|leaf| leaf[0]).collect();
-        let mut inner_levels: Vec<Vec<Vec<K>>> = Vec::new();
+        let mut firsts: Vec<A::Key> = keys.chunks(per).map(|leaf| leaf[0]).collect();
+        let mut inner_levels: Vec<Vec<Vec<A::Key>>> = Vec::new();
         while firsts.len() > 1 {
-            let groups: Vec<&[K]> = firsts.chunks(fanout::<K>()).collect();
+            let groups: Vec<&[A::Key]> = firsts.chunks(fanout::<A::Key>()).collect();
             inner_levels.push(groups.iter().map(|g| g[1..].to_vec()).collect());
             firsts = groups.iter().map(|g| g[0]).collect();
         }
-        if inner_levels.is_empty() {
-            return first_leaf as u32;
-        }
-        // Root first; each inner level's nodes start right after the level above, so the
-        // children of node `i` of a level start at the next level's start plus `i * fanout`.
-        let root = self.inner.len() as u32;
-        let last = inner_levels.len() - 1;
-        for (depth, level) in inner_levels.iter().rev().enumerate() {
-            let next_level = if depth == last {
-                first_leaf
-            } else {
-                self.inner.len() + level.len()
-            };
+        // Root first; each level's nodes start right after the level above, and the leaves
+        // after the last inner level, so the children of node `i` of a level start at the
+        // next level's start plus `i * fanout`.
+        let root = self.lines.len();
+        let inner: usize = inner_levels.iter().map(Vec::len).sum();
+        let mut next_level = root;
+        for level in inner_levels.iter().rev() {
+            next_level += level.len();
             for (i, separators) in level.iter().enumerate() {
-                self.inner.push(K::inner(
-                    separators,
-                    (next_level + i * fanout::<K>()) as u32,
-                ));
+                let link = next_level + i * fanout::<A::Key>();
+                self.lines.push(A::Key::inner(separators, link as u32));
             }
         }
-        root
+        debug_assert_eq!(self.lines.len(), root + inner);
+        debug_assert_eq!(inner_levels.len() + 1, depth_for::<A::Key>(keys.len()));
+        for l in 0..leaves {
+            let ks = &keys[(l * per).min(keys.len())..((l + 1) * per).min(keys.len())];
+            self.lines
+                .push(A::Key::leaf(ks, &answers[l * per..l * per + ks.len() + 1]));
+        }
+        (root as u32, inner_levels.len() + 1)
     }
 }
 
-/// Builds the whole structure.
+/// Builds the whole structure: one segment holding every chunk tree.
 pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
     let intervals = Intervals::from_table(table);
-    let mut fallback = Fallback::default();
-    let (cstarts, canswers) = project(intervals.starts(), intervals.values(), &mut fallback);
+    let mut segment = SegmentBuilder::<A>::new();
+    let (cstarts, canswers) =
+        project(intervals.starts(), intervals.values(), &mut segment.fallback);
     let (chunks, heads) = chunks::<A>(&cstarts, &canswers);
 
-    let depth = chunks
-        .iter()
-        .map(|c| depth_for::<A::Key>(c.keys.len()))
-        .max()
-        .unwrap_or(1);
-    let mut lines = Lines::<A::Key> {
-        inner: Vec::new(),
-        leaves: Vec::new(),
-    };
+    let mut refs: Vec<ChunkRef> = Vec::new();
     let mut direct = vec![0u32; 1 << DIRECT_BITS];
-    let mut constant_entry: HashMap<Answer, u32> = HashMap::new();
+    let mut constant_tree: HashMap<Answer, u32> = HashMap::new();
     let mut next_with_keys = chunks.iter().peekable();
     for (chunk, &head) in heads.iter().enumerate() {
         direct[chunk] = match next_with_keys.next_if(|c| c.index == chunk) {
             Some(c) => {
-                let own = depth_for::<A::Key>(c.keys.len());
-                let pads = depth - own;
-                // The tree's root is the inner node after the pads, or its only leaf.
-                let root = if own > 1 {
-                    lines.inner.len() + pads
-                } else {
-                    lines.leaves.len()
-                } as u32;
-                let entry = lines.pad_chain(pads, root);
-                let built = lines.tree(&c.keys, &c.answers);
-                debug_assert_eq!(built, root);
-                entry
+                let (root, depth) = segment.tree(&c.keys, &c.answers);
+                entry(&mut refs, root, depth)
             }
-            None => *constant_entry.entry(head).or_insert_with(|| {
-                let entry = lines.pad_chain(depth - 1, lines.leaves.len() as u32);
-                lines.leaves.push(A::Key::leaf(&[], &[head]));
-                entry
-            }),
+            None => match head {
+                Answer::Route(hop) if hop < DIRECT_NO_ROUTE => hop,
+                Answer::NoRoute => DIRECT_NO_ROUTE,
+                // A hop too large for the payload (or, never for real data, a chunk that is one
+                // fallback cell): a one-leaf tree, shared by every chunk with that answer.
+                other => *constant_tree.entry(other).or_insert_with(|| {
+                    let (root, depth) = segment.tree(&[], &[other]);
+                    entry(&mut refs, root, depth)
+                }),
+            },
         };
+    }
+    if refs.is_empty() {
+        // The batched walk reads chunk 0 for every lookup (class 0 ones too), so there is one.
+        let (root, depth) = segment.tree(&[], &[Answer::NoRoute]);
+        refs.push(ChunkRef {
+            segment: 0,
+            root,
+            depth: depth as u32,
+        });
     }
     let results = distinct_answers(intervals.values());
     super::Parts {
         direct: direct.into_boxed_slice(),
-        depth,
-        inner: lines.inner.into_boxed_slice(),
-        leaves: lines.leaves.into_boxed_slice(),
-        fallback,
+        chunks: refs.into_boxed_slice(),
+        segments: vec![Arc::new(Segment {
+            lines: segment.lines.into_boxed_slice(),
+            fallback: segment.fallback,
+        })],
         intervals: intervals.len(),
         results,
     }
@@ -252,6 +241,20 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
 /// Distinct answers of the intervals ("no route" included).
 fn distinct_answers(values: &[Option<NextHop>]) -> usize {
     values.iter().collect::<HashSet<_>>().len()
+}
+
+/// Registers a tree of segment 0 and returns the direct entry naming it.
+fn entry(refs: &mut Vec<ChunkRef>, root: u32, depth: usize) -> u32 {
+    assert!(
+        depth <= MAX_CLASS && refs.len() < PAYLOAD as usize,
+        "a chunk of at most 2^32 keys needs at most 7 levels, and there are 2^16 chunks"
+    );
+    refs.push(ChunkRef {
+        segment: 0,
+        root,
+        depth: depth as u32,
+    });
+    ((depth as u32) << CLASS_SHIFT) | (refs.len() - 1) as u32
 }
 
 #[cfg(test)]
@@ -271,13 +274,13 @@ mod tests {
     }
 
     /// Walks `steps` inner nodes and a leaf the way a lookup does, with plain counts.
-    fn walk(lines: &Lines<u32>, mut node: u32, steps: usize, x: u32) -> Answer {
+    fn walk(lines: &[Line32], mut node: u32, steps: usize, x: u32) -> Answer {
         let less = |keys: &[u32]| keys.iter().filter(|&&k| k < x).count() as u32;
         for _ in 0..steps {
-            let n: &Line32 = &lines.inner[node as usize];
+            let n: &Line32 = &lines[node as usize];
             node = n.0[15] + less(&n.0[..15]);
         }
-        let leaf = &lines.leaves[node as usize];
+        let leaf = &lines[node as usize];
         let r = less(&leaf.0[..7]);
         let flags = leaf.0[7] >> r;
         let hop = leaf.0[8 + r as usize];
@@ -302,48 +305,56 @@ mod tests {
 
     #[test]
     fn trees_are_sized_to_the_data_and_linked() {
-        // 300 keys: 43 leaves of up to 7, 3 inner nodes of up to 16 children, 1 root.
+        // 300 keys: 43 leaves of up to 7, 3 inner nodes of up to 16 children, 1 root, after
+        // one line already in the segment.
         let keys: Vec<u32> = (1..=300).map(|k| k * 10).collect();
         let want = answers(keys.len());
-        let mut lines = Lines::<u32> {
-            inner: vec![<u32 as Key>::inner(&[], 0)],
-            leaves: vec![<u32 as Key>::leaf(&[], &[Answer::NoRoute])],
-        };
-        let root = lines.tree(&keys, &want);
-        assert_eq!(root, 1);
-        assert_eq!(lines.inner.len(), 1 + 1 + 3);
-        assert_eq!(lines.leaves.len(), 1 + 43);
-        assert_eq!(lines.inner[1].0[15], 2, "the root's children follow it");
+        let mut segment = SegmentBuilder::<u128>::new();
+        segment.lines.push(<u32 as Key>::leaf(&[], &[Answer::NoRoute]));
+        let (root, depth) = segment.tree(&keys, &want);
+        assert_eq!((root, depth), (1, 3));
+        assert_eq!(segment.lines.len(), 1 + 1 + 3 + 43);
+        assert_eq!(segment.lines[1].0[15], 2, "the root's children follow it");
         assert_eq!(
-            lines.inner[3].0[15],
-            1 + 16,
-            "the second inner node's first leaf"
+            segment.lines[3].0[15],
+            5 + 16,
+            "the second inner node's first leaf, after the 4 inner nodes"
         );
         // Every query lands on the answer after the keys below it.
         for x in [0, 9, 10, 11, 150, 151, 2999, 3000, 3001, u32::MAX] {
             let below = keys.iter().filter(|&&k| k < x).count();
-            assert_eq!(walk(&lines, root, 2, x), want[below], "x = {x}");
+            assert_eq!(walk(&segment.lines, root, 2, x), want[below], "x = {x}");
         }
     }
 
     #[test]
-    fn pad_chains_lead_to_the_tree() {
-        let mut lines = Lines::<u32> {
-            inner: Vec::new(),
-            leaves: Vec::new(),
-        };
+    fn a_small_tree_is_one_leaf() {
+        let mut segment = SegmentBuilder::<u128>::new();
         let keys = [5u32, 6, 7];
         let want = answers(keys.len());
-        let entry = lines.pad_chain(2, 0);
-        assert_eq!(
-            lines.tree(&keys, &want),
-            0,
-            "a one-leaf tree's root is its leaf"
-        );
+        assert_eq!(segment.tree(&keys, &want), (0, 1));
         for x in [0, 5, 6, 7, 8, u32::MAX] {
             let below = keys.iter().filter(|&&k| k < x).count();
-            assert_eq!(walk(&lines, entry, 2, x), want[below]);
+            assert_eq!(walk(&segment.lines, 0, 0, x), want[below]);
         }
-        assert_eq!(lines.pad_chain(0, 9), 9, "no pads: the entry is the target");
+    }
+
+    #[test]
+    fn constant_chunks_answer_from_the_direct_table() {
+        use super::super::layout::split_entry;
+        let mut t = RouteTable::<u32>::new();
+        t.insert(crate::Prefix::new(0x0a00_0000, 8).unwrap(), 7);
+        t.insert(crate::Prefix::new(0x0b00_0000, 8).unwrap(), DIRECT_NO_ROUTE);
+        t.insert(crate::Prefix::new(0x0c01_0000, 24).unwrap(), 3);
+        let parts = build(&t);
+        assert_eq!(split_entry(parts.direct[0x0a05]), (0, 7));
+        assert_eq!(split_entry(parts.direct[0x0d00]), (0, DIRECT_NO_ROUTE));
+        let (class, tree) = split_entry(parts.direct[0x0b05]);
+        assert_eq!(class, 1, "a hop too large for the payload gets a one-leaf tree");
+        assert_eq!(split_entry(parts.direct[0x0b06]), (class, tree), "shared");
+        let (class, tree) = split_entry(parts.direct[0x0c01]);
+        assert_eq!((class, parts.chunks[tree as usize].depth), (1, 1));
+        assert_eq!(parts.chunks.len(), 2);
+        assert!(!build(&RouteTable::<u128>::new()).chunks.is_empty());
     }
 }

@@ -3,10 +3,11 @@
 //! what bounds PlanB's throughput).
 //!
 //! Each line a lookup loads counts once, whether it hits a cache or not: the direct-table
-//! entry, every node the walk searches (padding nodes included: they are loads too), and for
-//! the rare fallback cell the cell's range, the lines its binary search probes and the answer.
+//! entry, every node the walk searches in the chunk's tree (none when the entry is the answer),
+//! and for the rare fallback cell the cell's range, the lines its binary search probes and the
+//! answer.
 
-use super::layout::{chunk_of, Decoded, Family, Key};
+use super::layout::{chunk_of, split_entry, Decoded, Family, Key};
 use super::search::scalar::Scalar;
 use super::PlanB;
 
@@ -32,17 +33,23 @@ impl<A: Family> PlanB<A> {
     pub(crate) fn lines_touched(&self, addr: A) -> Touched {
         let coarse = addr.coarse();
         let x = A::Key::from_coarse(coarse);
-        let mut node = self.direct[chunk_of::<A>(coarse)];
         let mut touched = Touched::default();
-        for _ in 1..self.depth {
-            let n = &self.inner[node as usize];
+        let (class, payload) = split_entry(self.direct[chunk_of::<A>(coarse)]);
+        if class == 0 {
+            return touched;
+        }
+        let chunk = self.chunks[payload as usize];
+        let segment = &self.segments[chunk.segment as usize];
+        let mut node = chunk.root;
+        for _ in 1..class {
+            let n = &segment.lines[node as usize];
             node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
             touched.tree += 1;
         }
-        let leaf = &self.leaves[node as usize];
+        let leaf = &segment.lines[node as usize];
         touched.tree += 1;
         if let Decoded::Cell(cell) = A::Key::decode(leaf, A::Key::rank_leaf(Scalar, leaf, x)) {
-            touched.fallback = self.fallback.lines_touched(cell);
+            touched.fallback = segment.fallback.lines_touched(cell);
         }
         touched
     }
@@ -110,11 +117,11 @@ mod tests {
         assert_eq!(p.lines_touched(plain).total(), 1 + p.depth);
         assert_eq!(
             p.lines_touched(0x3000 << 112).total(),
-            1 + p.depth,
-            "padding too"
+            1,
+            "a chunk without boundaries answers from its direct entry"
         );
         let cell = p.lines_touched((0x2a00_0db8 << 96) | (7 << 64));
-        assert_eq!(cell.tree, p.depth);
+        assert_eq!(cell.tree, 1, "a chunk of three boundaries is one leaf");
         assert!(cell.fallback >= 3, "range, probes and answer");
 
         let addrs = [plain, 0x3000 << 112, (0x2a00_0db8 << 96) | (7 << 64)];

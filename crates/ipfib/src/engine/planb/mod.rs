@@ -27,8 +27,8 @@ mod walk;
 use crate::engine::{check_batch, Backend, Build, BuildOptions, Detail, Lookup};
 use crate::error::{BuildError, InvalidStructure, LookupError};
 use crate::route_table::{NextHop, RouteTable};
-use fallback::Fallback;
-use layout::{Family, Key};
+use layout::{ChunkRef, Family, Key, Segment};
+use std::sync::Arc;
 
 /// The PlanB lookup structure for one family (`PlanB<u32>` = IPv4, `PlanB<u128>` = IPv6).
 ///
@@ -47,15 +47,16 @@ use layout::{Family, Key};
 /// ```
 #[derive(Clone, Debug)]
 pub struct PlanB<A: Family> {
-    /// Entry node of each top-16-bit chunk: an inner node, or a leaf when `depth` is 1.
+    /// One entry per top-16-bit chunk: its answer (class 0) or its tree's class and index
+    /// (`layout::split_entry`).
     direct: Box<[u32]>,
-    /// Node searches per lookup, the leaf's included (uniform across chunks).
+    /// The chunk trees: segment, root and depth of each. Never empty (the walk reads entry 0
+    /// for a class-0 lookup, branch-free).
+    chunks: Box<[ChunkRef]>,
+    /// The lines and fallback cells of the trees, shared with other versions of the table.
+    segments: Vec<Arc<Segment<A>>>,
+    /// The deepest chunk tree's depth (node searches, the leaf's included).
     depth: usize,
-    /// Inner nodes, one cache line each.
-    inner: Box<[<A::Key as Key>::Line]>,
-    /// Leaves with their answers, one cache line each.
-    leaves: Box<[<A::Key as Key>::Line]>,
-    fallback: Fallback<A>,
     intervals: usize,
     results: usize,
     dispatch: search::Dispatch,
@@ -64,22 +65,20 @@ pub struct PlanB<A: Family> {
 /// The arrays the builder hands over.
 struct Parts<A: Family> {
     direct: Box<[u32]>,
-    depth: usize,
-    inner: Box<[<A::Key as Key>::Line]>,
-    leaves: Box<[<A::Key as Key>::Line]>,
-    fallback: Fallback<A>,
+    chunks: Box<[ChunkRef]>,
+    segments: Vec<Arc<Segment<A>>>,
     intervals: usize,
     results: usize,
 }
 
 impl<A: Family> PlanB<A> {
     fn from_parts(p: Parts<A>, backend: Backend) -> Result<Self, BuildError> {
+        let depth = p.chunks.iter().map(|c| c.depth as usize).max().unwrap_or(1);
         let planb = PlanB {
             direct: p.direct,
-            depth: p.depth,
-            inner: p.inner,
-            leaves: p.leaves,
-            fallback: p.fallback,
+            chunks: p.chunks,
+            segments: p.segments,
+            depth,
             intervals: p.intervals,
             results: p.results,
             dispatch: search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
@@ -109,9 +108,19 @@ impl<A: Family> PlanB<A> {
         Ok(())
     }
 
-    /// Dependent steps of a lookup: the direct table plus the tree levels.
+    /// Dependent steps of the longest lookup: the direct table plus the deepest chunk tree.
     pub fn depth(&self) -> usize {
         self.depth + 1
+    }
+
+    /// Lines of every segment (inner nodes and leaves).
+    fn lines(&self) -> usize {
+        self.segments.iter().map(|s| s.lines.len()).sum()
+    }
+
+    /// Fallback cells of every segment.
+    fn cells(&self) -> usize {
+        self.segments.iter().map(|s| s.fallback.cells()).sum()
     }
 
     /// Merged elementary intervals of the table it was built from.
@@ -119,26 +128,43 @@ impl<A: Family> PlanB<A> {
         self.intervals
     }
 
-    /// The answer at position `rank` of `leaf` (a fallback cell is searched further with
-    /// `addr`).
+    /// The answer at position `rank` of `leaf`, a line of `segment` (a fallback cell is
+    /// searched further with `addr`).
     ///
     /// The same decoding as [`Key::decode`] (which the validator and the tests use), written
     /// as the walk had it before the engine traits, so the paired A/B against that code
     /// compares the same instructions (BENCHMARKS.md, "Library architecture").
     #[inline(always)]
-    fn answer(&self, leaf: &<A::Key as Key>::Line, rank: u32, addr: A) -> Option<NextHop> {
+    fn answer(
+        &self,
+        segment: &Segment<A>,
+        leaf: &<A::Key as Key>::Line,
+        rank: u32,
+        addr: A,
+    ) -> Option<NextHop> {
         let hop = A::Key::hop(leaf, rank);
         let flags = A::Key::flags(leaf) >> rank;
         if flags & layout::CELL != 0 {
-            return self.cell(hop, addr);
+            return Self::cell(segment, hop, addr);
         }
         (flags & layout::NO_ROUTE == 0).then_some(hop)
     }
 
     #[cold]
     #[inline(never)]
-    fn cell(&self, cell: u32, addr: A) -> Option<NextHop> {
-        self.fallback.lookup(cell, addr)
+    fn cell(segment: &Segment<A>, cell: u32, addr: A) -> Option<NextHop> {
+        segment.fallback.lookup(cell, addr)
+    }
+
+    fn line_bytes(&self) -> usize {
+        self.segments
+            .iter()
+            .map(|s| std::mem::size_of_val(&*s.lines))
+            .sum()
+    }
+
+    fn fallback_bytes(&self) -> usize {
+        self.segments.iter().map(|s| s.fallback.bytes()).sum()
     }
 
     /// The batched walk for the backend in use, into any output kind.
@@ -208,24 +234,36 @@ impl<A: Family> Lookup<A> for PlanB<A> {
 
     fn memory_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.direct)
-            + std::mem::size_of_val(&*self.inner)
-            + std::mem::size_of_val(&*self.leaves)
-            + self.fallback.bytes()
+            + std::mem::size_of_val(&*self.chunks)
+            + self.line_bytes()
+            + self.fallback_bytes()
     }
 
     fn describe(&self) -> Vec<Detail> {
+        let mut classes = [0usize; layout::MAX_CLASS + 1];
+        for &e in self.direct.iter() {
+            classes[layout::split_entry(e).0] += 1;
+        }
+        let by_class: Vec<String> = classes
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(c, n)| format!("{c}:{n}"))
+            .collect();
         vec![
             Detail::count("intervals", self.intervals),
             Detail::count("depth", self.depth()),
             Detail::text("node_search", self.backend().name()),
-            Detail::count("inner_nodes", self.inner.len()),
-            Detail::count("leaves", self.leaves.len()),
-            Detail::count("fallback_cells", self.fallback.cells()),
+            Detail::count("chunk_trees", self.chunks.len()),
+            Detail::text("chunks_by_depth", by_class.join(" ")),
+            Detail::count("segments", self.segments.len()),
+            Detail::count("lines", self.lines()),
+            Detail::count("fallback_cells", self.cells()),
             Detail::count("distinct_results", self.results),
             Detail::bytes("direct_bytes", std::mem::size_of_val(&*self.direct)),
-            Detail::bytes("inner_bytes", std::mem::size_of_val(&*self.inner)),
-            Detail::bytes("leaf_bytes", std::mem::size_of_val(&*self.leaves)),
-            Detail::bytes("fallback_bytes", self.fallback.bytes()),
+            Detail::bytes("chunk_bytes", std::mem::size_of_val(&*self.chunks)),
+            Detail::bytes("line_bytes", self.line_bytes()),
+            Detail::bytes("fallback_bytes", self.fallback_bytes()),
         ]
     }
 

@@ -63,6 +63,12 @@ impl Search for Avx2 {
     }
 
     #[inline(always)]
+    unsafe fn at_mut<T>(self, slice: &mut [T], i: usize) -> &mut T {
+        // SAFETY: the caller guarantees `i < slice.len()`.
+        unsafe { super::shared::at_mut(slice, i) }
+    }
+
+    #[inline(always)]
     fn prefetch<T>(self, r: &T) {
         super::shared::prefetch(r)
     }

@@ -36,6 +36,13 @@ pub trait Search: Copy {
     /// PlanB's invariants (see [`super::validate`]).
     unsafe fn at<T>(self, slice: &[T], i: usize) -> &T;
 
+    /// `&mut slice[i]` for an index the walk computed (a batch position or a pipeline slot),
+    /// checked like [`Search::at`].
+    ///
+    /// # Safety
+    /// `i < slice.len()`.
+    unsafe fn at_mut<T>(self, slice: &mut [T], i: usize) -> &mut T;
+
     /// Asks for the cache line of `r` ahead of its use (a hint; the portable backend does
     /// nothing).
     fn prefetch<T>(self, r: &T);
@@ -63,6 +70,21 @@ mod shared {
         );
         // SAFETY: the caller guarantees `i < slice.len()`.
         unsafe { slice.get_unchecked(i) }
+    }
+
+    /// `&mut slice[i]`, checked in debug builds (and the test profile) only.
+    ///
+    /// # Safety
+    /// `i < slice.len()`.
+    #[inline(always)]
+    pub unsafe fn at_mut<T>(slice: &mut [T], i: usize) -> &mut T {
+        debug_assert!(
+            i < slice.len(),
+            "walk index {i} out of bounds {}",
+            slice.len()
+        );
+        // SAFETY: the caller guarantees `i < slice.len()`.
+        unsafe { slice.get_unchecked_mut(i) }
     }
 
     /// Asks for the cache line of `r`.

@@ -20,6 +20,12 @@ impl Search for Scalar {
         &slice[i]
     }
 
+    /// Checked, like [`Scalar::at`].
+    #[inline(always)]
+    unsafe fn at_mut<T>(self, slice: &mut [T], i: usize) -> &mut T {
+        &mut slice[i]
+    }
+
     #[inline(always)]
     fn prefetch<T>(self, _: &T) {}
 
