@@ -16,10 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::fallback::Fallback;
-use super::layout::{
-    chunk_of, fanout, Answer, ChunkRef, Family, Key, Segment, CLASS_SHIFT, DIRECT_BITS,
-    DIRECT_NO_ROUTE, MAX_CLASS, PAYLOAD,
-};
+use super::layout::{chunk_of, fanout, Answer, Family, Key, Segment, DIRECT_BITS};
 use crate::interval::Intervals;
 use crate::route_table::{NextHop, RouteTable};
 
@@ -147,6 +144,17 @@ impl<A: Family> SegmentBuilder<A> {
         }
     }
 
+    /// Appends `pads` all-padding inner nodes, each linking to the line after it (the last
+    /// to the tree appended next); returns where the chain starts (the next tree's root when
+    /// `pads` is 0).
+    pub fn pad_chain(&mut self, pads: usize) -> u32 {
+        let entry = self.lines.len();
+        for k in 1..=pads {
+            self.lines.push(A::Key::inner(&[], (entry + k) as u32));
+        }
+        entry as u32
+    }
+
     /// Appends one chunk's tree: the inner levels root first, then the leaves holding `keys`
     /// and their `keys.len() + 1` answers. Returns the root (an inner node, or the only leaf)
     /// and the node searches of a lookup.
@@ -190,47 +198,47 @@ impl<A: Family> SegmentBuilder<A> {
 pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
     let intervals = Intervals::from_table(table);
     let mut segment = SegmentBuilder::<A>::new();
-    let (cstarts, canswers) =
-        project(intervals.starts(), intervals.values(), &mut segment.fallback);
+    let (cstarts, canswers) = project(
+        intervals.starts(),
+        intervals.values(),
+        &mut segment.fallback,
+    );
     let (chunks, heads) = chunks::<A>(&cstarts, &canswers);
 
-    let mut refs: Vec<ChunkRef> = Vec::new();
+    // Every tree is walked in the same number of searches (the deepest tree's): a shallower
+    // tree is entered through a chain of all-padding inner nodes, so the lanes of a batch never
+    // diverge.
+    let depth = chunks
+        .iter()
+        .map(|c| depth_for::<A::Key>(c.keys.len()))
+        .max()
+        .unwrap_or(1);
     let mut direct = vec![0u32; 1 << DIRECT_BITS];
     let mut constant_tree: HashMap<Answer, u32> = HashMap::new();
     let mut next_with_keys = chunks.iter().peekable();
     for (chunk, &head) in heads.iter().enumerate() {
         direct[chunk] = match next_with_keys.next_if(|c| c.index == chunk) {
             Some(c) => {
-                let (root, depth) = segment.tree(&c.keys, &c.answers);
-                entry(&mut refs, root, depth)
+                let entry = segment.pad_chain(depth - depth_for::<A::Key>(c.keys.len()));
+                segment.tree(&c.keys, &c.answers);
+                entry
             }
-            None => match head {
-                Answer::Route(hop) if hop < DIRECT_NO_ROUTE => hop,
-                Answer::NoRoute => DIRECT_NO_ROUTE,
-                // A hop too large for the payload (or, never for real data, a chunk that is one
-                // fallback cell): a one-leaf tree, shared by every chunk with that answer.
-                other => *constant_tree.entry(other).or_insert_with(|| {
-                    let (root, depth) = segment.tree(&[], &[other]);
-                    entry(&mut refs, root, depth)
-                }),
-            },
+            // A chunk without boundaries: a one-answer leaf shared by every such chunk with
+            // that answer.
+            None => *constant_tree.entry(head).or_insert_with(|| {
+                let entry = segment.pad_chain(depth - 1);
+                segment.tree(&[], &[head]);
+                entry
+            }),
         };
-    }
-    if refs.is_empty() {
-        // The batched walk reads chunk 0 for every lookup (class 0 ones too), so there is one.
-        let (root, depth) = segment.tree(&[], &[Answer::NoRoute]);
-        refs.push(ChunkRef {
-            segment: 0,
-            root,
-            depth: depth as u32,
-        });
     }
     let results = distinct_answers(intervals.values());
     super::Parts {
         direct: direct.into_boxed_slice(),
-        chunks: refs.into_boxed_slice(),
+        segment_of: Box::new([]),
+        depth,
         segments: vec![Arc::new(Segment {
-            lines: segment.lines.into_boxed_slice(),
+            lines: segment.lines.into(),
             fallback: segment.fallback,
         })],
         intervals: intervals.len(),
@@ -241,20 +249,6 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
 /// Distinct answers of the intervals ("no route" included).
 fn distinct_answers(values: &[Option<NextHop>]) -> usize {
     values.iter().collect::<HashSet<_>>().len()
-}
-
-/// Registers a tree of segment 0 and returns the direct entry naming it.
-fn entry(refs: &mut Vec<ChunkRef>, root: u32, depth: usize) -> u32 {
-    assert!(
-        depth <= MAX_CLASS && refs.len() < PAYLOAD as usize,
-        "a chunk of at most 2^32 keys needs at most 7 levels, and there are 2^16 chunks"
-    );
-    refs.push(ChunkRef {
-        segment: 0,
-        root,
-        depth: depth as u32,
-    });
-    ((depth as u32) << CLASS_SHIFT) | (refs.len() - 1) as u32
 }
 
 #[cfg(test)]
@@ -310,7 +304,9 @@ mod tests {
         let keys: Vec<u32> = (1..=300).map(|k| k * 10).collect();
         let want = answers(keys.len());
         let mut segment = SegmentBuilder::<u128>::new();
-        segment.lines.push(<u32 as Key>::leaf(&[], &[Answer::NoRoute]));
+        segment
+            .lines
+            .push(<u32 as Key>::leaf(&[], &[Answer::NoRoute]));
         let (root, depth) = segment.tree(&keys, &want);
         assert_eq!((root, depth), (1, 3));
         assert_eq!(segment.lines.len(), 1 + 1 + 3 + 43);
@@ -337,24 +333,5 @@ mod tests {
             let below = keys.iter().filter(|&&k| k < x).count();
             assert_eq!(walk(&segment.lines, 0, 0, x), want[below]);
         }
-    }
-
-    #[test]
-    fn constant_chunks_answer_from_the_direct_table() {
-        use super::super::layout::split_entry;
-        let mut t = RouteTable::<u32>::new();
-        t.insert(crate::Prefix::new(0x0a00_0000, 8).unwrap(), 7);
-        t.insert(crate::Prefix::new(0x0b00_0000, 8).unwrap(), DIRECT_NO_ROUTE);
-        t.insert(crate::Prefix::new(0x0c01_0000, 24).unwrap(), 3);
-        let parts = build(&t);
-        assert_eq!(split_entry(parts.direct[0x0a05]), (0, 7));
-        assert_eq!(split_entry(parts.direct[0x0d00]), (0, DIRECT_NO_ROUTE));
-        let (class, tree) = split_entry(parts.direct[0x0b05]);
-        assert_eq!(class, 1, "a hop too large for the payload gets a one-leaf tree");
-        assert_eq!(split_entry(parts.direct[0x0b06]), (class, tree), "shared");
-        let (class, tree) = split_entry(parts.direct[0x0c01]);
-        assert_eq!((class, parts.chunks[tree as usize].depth), (1, 1));
-        assert_eq!(parts.chunks.len(), 2);
-        assert!(!build(&RouteTable::<u128>::new()).chunks.is_empty());
     }
 }

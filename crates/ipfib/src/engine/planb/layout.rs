@@ -23,6 +23,7 @@
 //! | IPv4 (`u16` keys) | 30 keys, link | 9 keys, pad, flags, 10 hops |
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use super::fallback::Fallback;
 use super::search::Search;
@@ -32,55 +33,16 @@ use crate::route_table::NextHop;
 /// Bits resolved by the direct table in front of the trees.
 pub const DIRECT_BITS: u32 = 16;
 
-/// A direct-table entry is a *class* in its top bits and a payload below. Class 0: the chunk
-/// has no boundaries and the payload is its answer ([`DIRECT_NO_ROUTE`] for none). Class
-/// `d > 0`: the payload names a chunk tree that answers in `d` node searches (the leaf
-/// included). The batched walk groups lookups by class, so a lookup reads as many lines as its
-/// own chunk needs, not as many as the densest chunk needs.
-pub const CLASS_SHIFT: u32 = 29;
-/// Mask of a direct entry's payload.
-pub const PAYLOAD: u32 = (1 << CLASS_SHIFT) - 1;
-/// The class-0 payload meaning "no route"; a constant chunk whose hop is this or larger is
-/// given a one-leaf tree instead.
-pub const DIRECT_NO_ROUTE: u32 = PAYLOAD;
-/// Deepest chunk tree a direct entry can name (three class bits).
-pub const MAX_CLASS: usize = (u32::MAX >> CLASS_SHIFT) as usize;
-
-/// Lines of chunk trees and the fallback cells their leaves name. A table starts as one
-/// segment; a live table's partial rebuild adds a segment with the rebuilt chunks and shares
-/// the others (behind `Arc`) with the version before.
+/// Lines of chunk trees and the fallback cells their leaves name. Links are indices into the
+/// segment's own lines, so a segment can be shared by several versions of a table: a table
+/// starts as one segment, and a live table's partial rebuild adds a segment with the rebuilt
+/// chunks and shares the others (behind `Arc`) with the version before.
 #[derive(Debug)]
 pub struct Segment<A: Family> {
     /// Inner nodes and leaves; links are indices into this array.
-    pub lines: Box<[<A::Key as Key>::Line]>,
+    pub lines: Arc<[<A::Key as Key>::Line]>,
     /// Cells a leaf position of this segment names with [`CELL`].
     pub fallback: Fallback<A>,
-}
-
-/// A direct-table entry split into its class and payload.
-#[inline(always)]
-pub fn split_entry(entry: u32) -> (usize, u32) {
-    ((entry >> CLASS_SHIFT) as usize, entry & PAYLOAD)
-}
-
-/// The answer a class-0 payload stands for.
-#[inline(always)]
-pub fn direct_answer(payload: u32) -> Option<NextHop> {
-    (payload != DIRECT_NO_ROUTE).then_some(payload)
-}
-
-/// Where a chunk's tree lives: the segment holding its lines, its root's index there, and the
-/// node searches a lookup makes in it (its class). Links inside a segment are relative to the
-/// segment, so a segment can be shared by several versions of a table (live tables rebuild
-/// only the chunks a change touches, into a new segment).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ChunkRef {
-    /// Index of the segment in the table's segment list.
-    pub segment: u32,
-    /// The root line (an inner node, or the only leaf when `depth` is 1).
-    pub root: u32,
-    /// Node searches of a lookup, the leaf's included.
-    pub depth: u32,
 }
 
 /// Flag bit (shifted by the position) of a leaf position with no route.

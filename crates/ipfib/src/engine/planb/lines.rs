@@ -3,11 +3,10 @@
 //! what bounds PlanB's throughput).
 //!
 //! Each line a lookup loads counts once, whether it hits a cache or not: the direct-table
-//! entry, every node the walk searches in the chunk's tree (none when the entry is the answer),
-//! and for the rare fallback cell the cell's range, the lines its binary search probes and the
-//! answer.
+//! entry, every node the walk searches (padding nodes included: they are loads too), and for
+//! the rare fallback cell the cell's range, the lines its binary search probes and the answer.
 
-use super::layout::{chunk_of, split_entry, Decoded, Family, Key};
+use super::layout::{chunk_of, Decoded, Family, Key};
 use super::search::scalar::Scalar;
 use super::PlanB;
 
@@ -33,15 +32,11 @@ impl<A: Family> PlanB<A> {
     pub(crate) fn lines_touched(&self, addr: A) -> Touched {
         let coarse = addr.coarse();
         let x = A::Key::from_coarse(coarse);
+        let chunk = chunk_of::<A>(coarse);
+        let segment = &self.segments[self.segment_of.get(chunk).map_or(0, |&s| s as usize)];
+        let mut node = self.direct[chunk];
         let mut touched = Touched::default();
-        let (class, payload) = split_entry(self.direct[chunk_of::<A>(coarse)]);
-        if class == 0 {
-            return touched;
-        }
-        let chunk = self.chunks[payload as usize];
-        let segment = &self.segments[chunk.segment as usize];
-        let mut node = chunk.root;
-        for _ in 1..class {
+        for _ in 1..self.depth {
             let n = &segment.lines[node as usize];
             node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
             touched.tree += 1;
@@ -117,11 +112,11 @@ mod tests {
         assert_eq!(p.lines_touched(plain).total(), 1 + p.depth);
         assert_eq!(
             p.lines_touched(0x3000 << 112).total(),
-            1,
-            "a chunk without boundaries answers from its direct entry"
+            1 + p.depth,
+            "padding too"
         );
         let cell = p.lines_touched((0x2a00_0db8 << 96) | (7 << 64));
-        assert_eq!(cell.tree, 1, "a chunk of three boundaries is one leaf");
+        assert_eq!(cell.tree, p.depth);
         assert!(cell.fallback >= 3, "range, probes and answer");
 
         let addrs = [plain, 0x3000 << 112, (0x2a00_0db8 << 96) | (7 << 64)];

@@ -2,11 +2,13 @@
 //! pointer-free, cache-line-sized B+-trees with SIMD node search (NSDI '26), extended with a
 //! direct table on the top 16 bits and narrow per-chunk keys.
 //!
-//! Layout (`layout`): `direct[top 16 bits]` names the entry node of that chunk's tree. Inner
-//! nodes (one flat 64-byte aligned array) are a cache line of sorted keys and one link, so
-//! every inner step of a lookup is `node = link + rank` (a node's children are contiguous), with
-//! no per-chunk descriptors; the last step searches a leaf (a second flat array), whose line
-//! also holds the answers: the next hop of each position and flag bits for "no route" and
+//! Layout (`layout`): `direct[top 16 bits]` names the entry node of that chunk's tree. A tree's
+//! lines live in a *segment* (a 64-byte aligned array shared behind `Arc`, so a live table can
+//! rebuild some chunks into a new segment and keep the rest); a static table has one segment,
+//! and its walk never looks at segments at all. Inner nodes are a cache line of sorted keys
+//! and one link, so every inner step of a lookup is `node = link + rank` (a node's children are
+//! contiguous in its segment), with no per-chunk descriptors; the last step searches a leaf,
+//! whose line also holds the answers: the next hop of each position and flag bits for "no route" and
 //! "fallback cell", so every `u32` is a valid next hop and no value array is read. Exactness
 //! for every prefix length comes from interval partitioning ([`crate::interval`]) and, for IPv6
 //! boundaries finer than /48, the `fallback` stage.
@@ -27,7 +29,7 @@ mod walk;
 use crate::engine::{check_batch, Backend, Build, BuildOptions, Detail, Lookup};
 use crate::error::{BuildError, InvalidStructure, LookupError};
 use crate::route_table::{NextHop, RouteTable};
-use layout::{ChunkRef, Family, Key, Segment};
+use layout::{Family, Key, Segment};
 use std::sync::Arc;
 
 /// The PlanB lookup structure for one family (`PlanB<u32>` = IPv4, `PlanB<u128>` = IPv6).
@@ -47,15 +49,17 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone, Debug)]
 pub struct PlanB<A: Family> {
-    /// One entry per top-16-bit chunk: its answer (class 0) or its tree's class and index
-    /// (`layout::split_entry`).
+    /// Entry node of each top-16-bit chunk's tree (an inner node, or its leaf when `depth`
+    /// is 1), in segment `segment_of[chunk]`.
     direct: Box<[u32]>,
-    /// The chunk trees: segment, root and depth of each. Never empty (the walk reads entry 0
-    /// for a class-0 lookup, branch-free).
-    chunks: Box<[ChunkRef]>,
+    /// The segment of each chunk's tree. Read only when there are several segments (a live
+    /// table between compactions); with one, the walk never loads it.
+    segment_of: Box<[u16]>,
     /// The lines and fallback cells of the trees, shared with other versions of the table.
     segments: Vec<Arc<Segment<A>>>,
-    /// The deepest chunk tree's depth (node searches, the leaf's included).
+    /// Segment 0's lines, held here too so a lookup reaches them in one load.
+    home: Arc<[<A::Key as Key>::Line]>,
+    /// Node searches per lookup, the leaf's included (uniform across chunks).
     depth: usize,
     intervals: usize,
     results: usize,
@@ -65,20 +69,21 @@ pub struct PlanB<A: Family> {
 /// The arrays the builder hands over.
 struct Parts<A: Family> {
     direct: Box<[u32]>,
-    chunks: Box<[ChunkRef]>,
+    segment_of: Box<[u16]>,
     segments: Vec<Arc<Segment<A>>>,
+    depth: usize,
     intervals: usize,
     results: usize,
 }
 
 impl<A: Family> PlanB<A> {
     fn from_parts(p: Parts<A>, backend: Backend) -> Result<Self, BuildError> {
-        let depth = p.chunks.iter().map(|c| c.depth as usize).max().unwrap_or(1);
         let planb = PlanB {
             direct: p.direct,
-            chunks: p.chunks,
+            segment_of: p.segment_of,
+            home: p.segments[0].lines.clone(),
             segments: p.segments,
-            depth,
+            depth: p.depth,
             intervals: p.intervals,
             results: p.results,
             dispatch: search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
@@ -108,7 +113,7 @@ impl<A: Family> PlanB<A> {
         Ok(())
     }
 
-    /// Dependent steps of the longest lookup: the direct table plus the deepest chunk tree.
+    /// Dependent steps of a lookup: the direct table plus the tree levels.
     pub fn depth(&self) -> usize {
         self.depth + 1
     }
@@ -129,15 +134,15 @@ impl<A: Family> PlanB<A> {
     }
 
     /// The answer at position `rank` of `leaf`, a line of `segment` (a fallback cell is
-    /// searched further with `addr`).
+    /// searched further with `addr`; the segment is looked up only then).
     ///
     /// The same decoding as [`Key::decode`] (which the validator and the tests use), written
     /// as the walk had it before the engine traits, so the paired A/B against that code
     /// compares the same instructions (BENCHMARKS.md, "Library architecture").
     #[inline(always)]
-    fn answer(
+    fn answer<'s>(
         &self,
-        segment: &Segment<A>,
+        segment: impl FnOnce() -> &'s Segment<A>,
         leaf: &<A::Key as Key>::Line,
         rank: u32,
         addr: A,
@@ -145,7 +150,7 @@ impl<A: Family> PlanB<A> {
         let hop = A::Key::hop(leaf, rank);
         let flags = A::Key::flags(leaf) >> rank;
         if flags & layout::CELL != 0 {
-            return Self::cell(segment, hop, addr);
+            return Self::cell(segment(), hop, addr);
         }
         (flags & layout::NO_ROUTE == 0).then_some(hop)
     }
@@ -234,34 +239,22 @@ impl<A: Family> Lookup<A> for PlanB<A> {
 
     fn memory_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.direct)
-            + std::mem::size_of_val(&*self.chunks)
+            + std::mem::size_of_val(&*self.segment_of)
             + self.line_bytes()
             + self.fallback_bytes()
     }
 
     fn describe(&self) -> Vec<Detail> {
-        let mut classes = [0usize; layout::MAX_CLASS + 1];
-        for &e in self.direct.iter() {
-            classes[layout::split_entry(e).0] += 1;
-        }
-        let by_class: Vec<String> = classes
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(c, n)| format!("{c}:{n}"))
-            .collect();
         vec![
             Detail::count("intervals", self.intervals),
             Detail::count("depth", self.depth()),
             Detail::text("node_search", self.backend().name()),
-            Detail::count("chunk_trees", self.chunks.len()),
-            Detail::text("chunks_by_depth", by_class.join(" ")),
             Detail::count("segments", self.segments.len()),
             Detail::count("lines", self.lines()),
             Detail::count("fallback_cells", self.cells()),
             Detail::count("distinct_results", self.results),
             Detail::bytes("direct_bytes", std::mem::size_of_val(&*self.direct)),
-            Detail::bytes("chunk_bytes", std::mem::size_of_val(&*self.chunks)),
+            Detail::bytes("segment_of_bytes", std::mem::size_of_val(&*self.segment_of)),
             Detail::bytes("line_bytes", self.line_bytes()),
             Detail::bytes("fallback_bytes", self.fallback_bytes()),
         ]

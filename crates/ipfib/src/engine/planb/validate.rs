@@ -1,16 +1,16 @@
 //! The structural invariants PlanB's walk relies on, checked.
 //!
-//! The SIMD walks index the direct table, the chunk list, the segments and their lines
+//! The SIMD walks index the direct table, the segment table, the segments and their lines
 //! without bounds checks. That is sound exactly when:
 //!
-//! 1. the direct table has one entry per 16-bit chunk, the chunk list and the segment list
-//!    are not empty (a class-0 lookup reads chunk 0, branch-free);
-//! 2. every direct entry of class `d > 0` names a chunk whose tree has depth `d`;
-//! 3. every chunk names an existing segment, has a depth in `1..=MAX_CLASS`, and its root is a
-//!    line of that segment;
-//! 4. every line the walk can reach with `k > 1` searches to go has `link + keys < len`, where
-//!    `keys` is its number of real (non-padding) keys, the largest rank a query can give, and
-//!    `len` is the number of lines of its segment;
+//! 1. the direct table has one entry per 16-bit chunk, there is at least one segment, and
+//!    `1 <= depth <= MAX_DEPTH`;
+//! 2. with several segments, the segment table has one entry per chunk, each naming a segment
+//!    (with one segment it may be empty: the walk does not read it);
+//! 3. every chunk's direct entry is a line of its segment;
+//! 4. every line the walk can reach with `k > 1` searches to go has `link + keys < len`,
+//!    where `keys` is its number of real (non-padding) keys, the largest rank a query can
+//!    give, and `len` is the number of lines of its segment;
 //! 5. every position of a line reached as a leaf (one search to go) that is flagged as a
 //!    fallback cell names a cell of the segment, and every cell is a non-empty range of the
 //!    segment's fallback arrays (so its search never indexes out of bounds or panics).
@@ -19,9 +19,13 @@
 //! origin (a saved table read from disk), visiting each (line, searches to go) pair at most
 //! once, so a hostile structure whose chunks share lines costs no more than an honest one.
 
-use super::layout::{split_entry, Decoded, Family, Key, DIRECT_BITS, MAX_CLASS};
+use super::layout::{Decoded, Family, Key, DIRECT_BITS};
 use super::PlanB;
 use crate::error::InvalidStructure;
+use std::sync::Arc;
+
+/// Deeper than any table whose node indices fit 32 bits needs.
+const MAX_DEPTH: usize = 16;
 
 fn invalid(reason: String) -> InvalidStructure {
     InvalidStructure {
@@ -32,68 +36,54 @@ fn invalid(reason: String) -> InvalidStructure {
 
 /// Checks every invariant the walk relies on (module docs).
 pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
-    if t.direct.len() != 1 << DIRECT_BITS {
+    let chunks = 1usize << DIRECT_BITS;
+    if t.direct.len() != chunks {
         return Err(invalid(format!(
-            "direct table has {} entries, expected {}",
-            t.direct.len(),
-            1 << DIRECT_BITS
+            "direct table has {} entries, expected {chunks}",
+            t.direct.len()
         )));
     }
-    if t.chunks.is_empty() || t.segments.is_empty() {
-        return Err(invalid("no chunk tree or no segment".into()));
+    if t.segments.is_empty() || !Arc::ptr_eq(&t.home, &t.segments[0].lines) {
+        return Err(invalid(
+            "no segment, or the home lines are not segment 0's".into(),
+        ));
     }
-    for (chunk, &entry) in t.direct.iter().enumerate() {
-        let (class, payload) = split_entry(entry);
-        if class == 0 {
-            continue;
-        }
-        match t.chunks.get(payload as usize) {
-            Some(c) if c.depth as usize == class => {}
-            Some(c) => {
-                return Err(invalid(format!(
-                    "direct entry {chunk:#06x} has class {class}, but its tree {payload} has \
-                     depth {}",
-                    c.depth
-                )))
-            }
-            None => {
-                return Err(invalid(format!(
-                    "direct entry {chunk:#06x} names tree {payload}, but there are {}",
-                    t.chunks.len()
-                )))
-            }
-        }
+    if !(1..=MAX_DEPTH).contains(&t.depth) {
+        return Err(invalid(format!(
+            "tree depth {} is outside 1..={MAX_DEPTH}",
+            t.depth
+        )));
+    }
+    if t.segments.len() > 1 && t.segment_of.len() != chunks {
+        return Err(invalid(format!(
+            "{} segments but a segment table of {} entries, expected {chunks}",
+            t.segments.len(),
+            t.segment_of.len()
+        )));
     }
     // Per segment and line: a bit for each number of searches to go it was reached with.
-    let mut seen: Vec<Vec<u8>> = t.segments.iter().map(|s| vec![0; s.lines.len()]).collect();
-    for (i, c) in t.chunks.iter().enumerate() {
-        let Some(segment) = t.segments.get(c.segment as usize) else {
+    let mut seen: Vec<Vec<u16>> = t.segments.iter().map(|s| vec![0; s.lines.len()]).collect();
+    for (chunk, &entry) in t.direct.iter().enumerate() {
+        let seg = t.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
+        let Some(segment) = t.segments.get(seg) else {
             return Err(invalid(format!(
-                "tree {i} is in segment {}, but there are {}",
-                c.segment,
+                "chunk {chunk:#06x} is in segment {seg}, but there are {}",
                 t.segments.len()
             )));
         };
-        if !(1..=MAX_CLASS).contains(&(c.depth as usize)) {
-            return Err(invalid(format!(
-                "tree {i} has depth {}, outside 1..={MAX_CLASS}",
-                c.depth
-            )));
-        }
-        let seen = &mut seen[c.segment as usize];
+        let seen = &mut seen[seg];
         let len = segment.lines.len();
-        if c.root as usize >= len {
+        if entry as usize >= len {
             return Err(invalid(format!(
-                "tree {i} has root {} in segment {} of {len} lines",
-                c.root, c.segment
+                "direct entry {chunk:#06x} names line {entry}, but segment {seg} has {len}"
             )));
         }
         // Lines reached with `to_go` searches left, as a list (`seen` is the set).
-        let mut frontier = vec![c.root];
-        for to_go in (2..=c.depth).rev() {
+        let mut frontier = vec![entry];
+        for to_go in (2..=t.depth).rev() {
             let mut next = Vec::new();
             for &node in &frontier {
-                let bit = 1u8 << (to_go - 1);
+                let bit = 1u16 << (to_go - 1);
                 if seen[node as usize] & bit != 0 {
                     continue;
                 }
@@ -103,9 +93,8 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
                 let keys = A::Key::keys_in(line, A::Key::INNER_KEYS) as u64;
                 if link + keys >= len as u64 {
                     return Err(invalid(format!(
-                        "line {node} of segment {} ({to_go} searches to go) links to \
+                        "line {node} of segment {seg} ({to_go} searches to go) links to \
                          {link}..={}, but the segment has {len} lines",
-                        c.segment,
                         link + keys
                     )));
                 }
@@ -124,9 +113,8 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
                 if let Decoded::Cell(cell) = A::Key::decode(line, r) {
                     if cell as usize >= cells {
                         return Err(invalid(format!(
-                            "leaf {leaf} of segment {} position {r} names fallback cell \
-                             {cell}, but there are {cells}",
-                            c.segment
+                            "leaf {leaf} of segment {seg} position {r} names fallback cell \
+                             {cell}, but there are {cells}"
                         )));
                     }
                 }
@@ -141,7 +129,7 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::layout::{Line32, Segment, CLASS_SHIFT};
+    use super::super::layout::{Line32, Segment};
     use super::*;
     use crate::engine::{Build, BuildOptions};
     use crate::prefix::Prefix;
@@ -168,13 +156,6 @@ mod tests {
         check(&PlanB::<u32>::build(&RouteTable::new(), &BuildOptions::default()).unwrap()).unwrap();
     }
 
-    /// Line index of `p`'s 2001:db8::/32 tree root, with its segment.
-    fn root(p: &PlanB<u128>) -> (usize, usize) {
-        let (_, tree) = split_entry(p.direct[0x2001]);
-        let c = p.chunks[tree as usize];
-        (c.segment as usize, c.root as usize)
-    }
-
     /// A copy of `p` whose segment `seg` is edited by `f`.
     fn with_lines(p: &PlanB<u128>, seg: usize, f: impl FnOnce(&mut Vec<Line32>)) -> PlanB<u128> {
         let mut p = p.clone();
@@ -182,9 +163,10 @@ mod tests {
         f(&mut lines);
         let fallback = p.segments[seg].fallback.clone();
         p.segments[seg] = std::sync::Arc::new(Segment {
-            lines: lines.into_boxed_slice(),
+            lines: lines.into(),
             fallback,
         });
+        p.home = p.segments[0].lines.clone();
         p
     }
 
@@ -194,42 +176,40 @@ mod tests {
         let reason = |p: &PlanB<u128>| check(p).unwrap_err().reason;
 
         let mut p = good.clone();
-        p.direct[0x2001] = (3 << CLASS_SHIFT) | p.chunks.len() as u32;
-        assert!(reason(&p).contains("direct entry 0x2001 names tree"));
+        p.direct[0x2001] = p.segments[0].lines.len() as u32;
+        assert!(reason(&p).contains("direct entry 0x2001"));
 
-        let mut p = good.clone();
-        let (_, tree) = split_entry(p.direct[0x2001]);
-        p.direct[0x2001] = (1 << CLASS_SHIFT) | tree;
-        assert!(reason(&p).contains("has class 1"), "class and depth disagree");
-
-        let (seg, top) = root(&good);
-        let p = with_lines(&good, seg, |l| l[top].0[15] = u32::MAX - 1);
+        let top = good.direct[0x2001] as usize;
+        let p = with_lines(&good, 0, |l| l[top].0[15] = u32::MAX - 1);
         assert!(reason(&p).contains("links to"), "link overflow");
 
         let mut p = good.clone();
-        p.chunks[0].segment = 9;
-        assert!(reason(&p).contains("segment 9"));
+        p.home = p.home.to_vec().into();
+        assert!(reason(&p).contains("home lines"));
 
         let mut p = good.clone();
-        p.chunks[0].root = u32::MAX;
-        assert!(reason(&p).contains("has root"));
-
-        let mut p = good.clone();
-        p.chunks[0].depth = 0;
-        assert!(reason(&p).contains("depth 0"));
+        p.depth = 0;
+        assert!(check(&p).is_err());
 
         let mut p = good.clone();
         p.direct = vec![0; 5].into_boxed_slice();
         assert!(check(&p).is_err());
 
         let mut p = good.clone();
-        p.chunks = Box::new([]);
-        assert!(check(&p).is_err(), "chunk 0 must exist");
+        p.segments.push(p.segments[0].clone());
+        assert!(
+            reason(&p).contains("segment table"),
+            "two segments need the table"
+        );
+        p.segment_of = vec![0; 1 << DIRECT_BITS].into_boxed_slice();
+        check(&p).unwrap();
+        p.segment_of[0x2001] = 2;
+        assert!(reason(&p).contains("segment 2"));
 
         // The leaf holding the /64's fallback cell: walk to it with plain counts.
-        let (seg, mut node) = root(&good);
+        let mut node = good.direct[0x2001] as usize;
         let x = 0x0db9_0000u32;
-        let lines = &good.segments[seg].lines;
+        let lines = &good.segments[0].lines;
         for _ in 1..good.depth {
             let l = &lines[node];
             node = l.0[15] as usize + l.0[..15].iter().filter(|&&k| k < x).count();
@@ -238,7 +218,7 @@ mod tests {
             (0..8).any(|r| matches!(<u32 as Key>::decode(&lines[node], r), Decoded::Cell(_))),
             "the leaf has a fallback cell"
         );
-        let p = with_lines(&good, seg, |lines| {
+        let p = with_lines(&good, 0, |lines| {
             for w in &mut lines[node].0[8..16] {
                 *w = 1000;
             }

@@ -1,27 +1,22 @@
 //! The lookup walk, written once for every family and node-search backend.
 //!
-//! A walk is: direct table → (class 0: the entry is the answer) → the chunk tree's root →
-//! `class - 1` inner steps of `node = link + rank` → a leaf search whose rank picks the answer
-//! in the same line. A chunk tree is as deep as its own data needs, and its direct entry says
-//! how deep (its *class*), so a lookup into a sparse chunk reads fewer lines than one into
-//! 2001::/16.
-//!
-//! The batched walk runs `LANES` independent lookups level by level, so the cache misses of
-//! different lanes overlap instead of queueing behind each other (PlanB §3.4). To keep every
-//! lane of a group on the same number of steps (no per-lane branch), lookups are *staged* by
-//! class as they are read: each class fills its own group, and a full group enters that
-//! class's pipeline, whose depth is a constant. Staging is branch-free (a class-0 lookup writes
-//! its answer and is not counted; the fill counters of all classes live in one register), so
-//! its cost is a few instructions per lookup and no extra line. Each class's pipeline overlaps
-//! groups: when a group enters, every group in flight of that class takes one step and the
-//! oldest searches its leaves; each step prefetches the line the group needs next, so the line
-//! has a round of other work to arrive.
+//! A walk is: direct table → the chunk's tree (its segment and entry node) → `depth - 1`
+//! inner steps of `node = link + rank` in that segment → a leaf search whose rank picks the
+//! answer in the same line. The
+//! batched walk runs `LANES` independent lookups level by level, so the cache misses of
+//! different lanes overlap instead of queueing behind each other (PlanB §3.4), and every lane
+//! does the same steps (no per-lane branches except the rare fallback cell). Groups are also
+//! software-pipelined: in each round one group enters, every group in flight takes one step,
+//! and the oldest searches its leaf; each step prefetches the line the group needs next, so
+//! that line has a whole round of other groups' work to arrive. The deep levels (the last
+//! inner level and the leaves) are where lookups miss L1, and the prefetch distance of a round
+//! hides most of those misses.
 //!
 //! Every function that walks is `unsafe`: the SIMD backends index without bounds checks, which
 //! is sound only on a structure that satisfies PlanB's invariants (checked by
 //! [`super::validate`]; every `PlanB` value does).
 
-use super::layout::{chunk_of, direct_answer, split_entry, Family, Key, Segment, MAX_CLASS};
+use super::layout::{chunk_of, Family, Key, Segment};
 use super::search::Search;
 use super::PlanB;
 use crate::route_table::NextHop;
@@ -51,37 +46,107 @@ impl Output for NextHop {
 /// per-level pipeline, 32 beat 16 by 14 % on IPv4 tables and by 1–5 % on IPv6 ones).
 pub const LANES: usize = 32;
 
+/// The lines a walk reads, and in which segment. A table with one segment (every static
+/// table, and a live table after compaction) is walked with `MULTI = false`: the segment's
+/// lines (`home`) are found once per call and the per-chunk segment table is never read, so
+/// sharing segments costs a static table nothing. A live table between compactions is walked
+/// with `MULTI = true`: each lane carries its chunk's segment.
+#[derive(Clone, Copy)]
+struct View<'t, A: Family, S, const MULTI: bool> {
+    t: &'t PlanB<A>,
+    s: S,
+    /// Segment 0's lines.
+    home: &'t [<A::Key as Key>::Line],
+}
+
+impl<'t, A: Family, S: Search, const MULTI: bool> View<'t, A, S, MULTI> {
+    fn new(t: &'t PlanB<A>, s: S) -> Self {
+        View {
+            t,
+            s,
+            home: &t.home,
+        }
+    }
+
+    /// The segment and entry node of the chunk of `coarse`.
+    ///
+    /// # Safety
+    /// `t` satisfies the structure invariants.
+    #[inline(always)]
+    unsafe fn entry(self, coarse: u64) -> (u32, u32) {
+        let chunk = chunk_of::<A>(coarse);
+        // SAFETY: a chunk index is below 2^16 = `direct.len()`, and `segment_of.len()` when
+        // there are several segments (structure invariants).
+        unsafe {
+            let seg = if MULTI {
+                u32::from(*self.s.at(&self.t.segment_of, chunk))
+            } else {
+                0
+            };
+            (seg, *self.s.at(&self.t.direct, chunk))
+        }
+    }
+
+    /// The lines of segment `seg`.
+    ///
+    /// # Safety
+    /// `seg` is a segment of `t` (one [`View::entry`] gave).
+    #[inline(always)]
+    unsafe fn lines(self, seg: u32) -> &'t [<A::Key as Key>::Line] {
+        if MULTI {
+            // SAFETY: caller's contract.
+            unsafe { &self.s.at(&self.t.segments, seg as usize).lines }
+        } else {
+            self.home
+        }
+    }
+
+    /// The segment `seg` itself (for its fallback cells).
+    ///
+    /// # Safety
+    /// As for [`View::lines`].
+    #[inline(always)]
+    unsafe fn segment(self, seg: u32) -> &'t Segment<A> {
+        // SAFETY: caller's contract.
+        unsafe { self.s.at(&self.t.segments, seg as usize) }.as_ref()
+    }
+}
+
 /// One inner step in segment `seg`: the node's link plus the rank of `x` in it.
 ///
 /// # Safety
-/// `t` satisfies the structure invariants, `seg` is a segment of `t` and `node` an inner node
-/// of it that the walk reached.
+/// `v.t` satisfies the structure invariants, `seg` is a segment of it and `node` an inner node
+/// of that segment the walk reached.
 #[inline(always)]
-unsafe fn step<A: Family, S: Search>(t: &PlanB<A>, s: S, seg: u32, node: u32, x: A::Key) -> u32 {
+unsafe fn step<A: Family, S: Search, const M: bool>(
+    v: View<'_, A, S, M>,
+    seg: u32,
+    node: u32,
+    x: A::Key,
+) -> u32 {
     // SAFETY: the walk reaches only segments and inner nodes that exist (caller's contract).
-    let n = unsafe { s.at(&s.at(&t.segments, seg as usize).lines, node as usize) };
-    A::Key::link(n) + A::Key::rank_inner(s, n, x)
+    let n = unsafe { v.s.at(v.lines(seg), node as usize) };
+    A::Key::link(n) + A::Key::rank_inner(v.s, n, x)
 }
 
 /// The leaf step: the answer at the rank of `x` in leaf `node` of segment `seg`.
 ///
 /// # Safety
-/// `t` satisfies the structure invariants, `seg` is a segment of `t` and `node` a leaf of it
-/// that the walk reached.
+/// `v.t` satisfies the structure invariants, `seg` is a segment of it and `node` a leaf of
+/// that segment the walk reached.
 #[inline(always)]
-unsafe fn finish<A: Family, S: Search>(
-    t: &PlanB<A>,
-    s: S,
+unsafe fn finish<A: Family, S: Search, const M: bool>(
+    v: View<'_, A, S, M>,
     seg: u32,
     node: u32,
     x: A::Key,
     addr: A,
 ) -> Option<NextHop> {
     // SAFETY: the walk reaches only segments and leaves that exist (caller's contract).
-    let segment: &Segment<A> = unsafe { s.at(&t.segments, seg as usize) }.as_ref();
+    let leaf = unsafe { v.s.at(v.lines(seg), node as usize) };
+    let rank = A::Key::rank_leaf(v.s, leaf, x);
     // SAFETY: as above.
-    let leaf = unsafe { s.at(&segment.lines, node as usize) };
-    t.answer(segment, leaf, A::Key::rank_leaf(s, leaf, x), addr)
+    v.t.answer(|| unsafe { v.segment(seg) }, leaf, rank, addr)
 }
 
 /// One lookup.
@@ -90,35 +155,46 @@ unsafe fn finish<A: Family, S: Search>(
 /// `t` satisfies PlanB's structure invariants ([`super::validate`]).
 #[inline(always)]
 pub unsafe fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<NextHop> {
-    let coarse = addr.coarse();
-    let x = A::Key::from_coarse(coarse);
-    // SAFETY: a chunk index is below 2^16 = `direct.len()`; a class > 0 entry names a chunk
-    // tree of that depth, and every later index is `link + rank` inside its segment.
+    // SAFETY: caller's contract.
     unsafe {
-        let (class, payload) = split_entry(*s.at(&t.direct, chunk_of::<A>(coarse)));
-        if class == 0 {
-            return direct_answer(payload);
+        if t.segments.len() == 1 {
+            one_in(View::<A, S, false>::new(t, s), addr)
+        } else {
+            one_in(View::<A, S, true>::new(t, s), addr)
         }
-        let c = s.at(&t.chunks, payload as usize);
-        let mut node = c.root;
-        for _ in 1..class {
-            node = step(t, s, c.segment, node, x);
-        }
-        finish(t, s, c.segment, node, x, addr)
     }
 }
 
-/// The walk state of one group of `LANES` lookups of one class.
-#[derive(Clone)]
+/// One lookup through `v`.
+///
+/// # Safety
+/// `v.t` satisfies the structure invariants, and `M` is true if it has several segments.
+#[inline(always)]
+unsafe fn one_in<A: Family, S: Search, const M: bool>(
+    v: View<'_, A, S, M>,
+    addr: A,
+) -> Option<NextHop> {
+    let coarse = addr.coarse();
+    let x = A::Key::from_coarse(coarse);
+    // SAFETY: the entry names a chunk tree of `depth` searches in its segment, and every later
+    // index is `link + rank` inside it (structure invariants).
+    unsafe {
+        let (seg, mut node) = v.entry(coarse);
+        for _ in 1..v.t.depth {
+            node = step(v, seg, node, x);
+        }
+        finish(v, seg, node, x, addr)
+    }
+}
+
+/// The walk state of one group of `LANES` lookups as it moves through the pipeline.
 struct Group<K> {
     /// Each lane's key bits.
     x: [K; LANES],
-    /// Each lane's current node: the chunk root, inner nodes, then its leaf.
+    /// Each lane's current node: its entry node, inner nodes, then its leaf.
     node: [u32; LANES],
-    /// Each lane's segment.
+    /// Each lane's segment (always 0 in a one-segment walk).
     seg: [u32; LANES],
-    /// Each lane's position in the batch.
-    at: [u32; LANES],
 }
 
 impl<K: Key> Group<K> {
@@ -127,118 +203,121 @@ impl<K: Key> Group<K> {
             x: [K::default(); LANES],
             node: [0; LANES],
             seg: [0; LANES],
-            at: [0; LANES],
         }
     }
 }
 
-/// Pipeline slots of class `d`: one per inner step in flight, one for the leaf search and one
-/// being filled. Class `d`'s slots follow those of the classes below it, after slot 0, where
-/// class 0 (answered by the direct table) writes and never counts.
-const fn first_slot(class: usize) -> usize {
-    if class == 0 {
-        0
-    } else {
-        1 + (class - 1) * (class + 2) / 2
+/// Groups a pipelined batch keeps in flight at most: one per step of the deepest walk the
+/// batched path takes (depth 6) and one entering.
+const IN_FLIGHT: usize = 8;
+
+/// Pipeline stage 0: each lane's key bits, segment and entry node.
+///
+/// # Safety
+/// `v.t` satisfies the structure invariants.
+#[inline(always)]
+unsafe fn enter<A: Family, S: Search, const M: bool>(
+    v: View<'_, A, S, M>,
+    addrs: &[A],
+    g: &mut Group<A::Key>,
+) {
+    for (i, addr) in addrs.iter().take(LANES).enumerate() {
+        let coarse = addr.coarse();
+        g.x[i] = A::Key::from_coarse(coarse);
+        // SAFETY: caller's contract.
+        (g.seg[i], g.node[i]) = unsafe { v.entry(coarse) };
     }
 }
 
-/// Slots for every class up to `depth`.
-const fn slots_for(depth: usize) -> usize {
-    first_slot(depth + 1)
+/// Pipeline stage `level` (`1..DEPTH`): one inner step for every lane, then a prefetch of the
+/// line the next stage reads (an inner node, or after the last inner level the leaf).
+///
+/// # Safety
+/// `v.t` satisfies the structure invariants, `DEPTH` is its depth, and every lane of `g` has
+/// taken exactly `level - 1` inner steps from its entry node.
+#[inline(always)]
+unsafe fn advance<A: Family, S: Search, const M: bool>(
+    v: View<'_, A, S, M>,
+    g: &mut Group<A::Key>,
+) {
+    for i in 0..LANES {
+        // SAFETY: the lane is at an inner node of this level (caller's contract), and its
+        // child is an inner node, or a leaf after the last inner level, of the same segment.
+        unsafe {
+            g.node[i] = step(v, g.seg[i], g.node[i], g.x[i]);
+            v.s.prefetch(v.s.at(v.lines(g.seg[i]), g.node[i] as usize));
+        }
+    }
 }
 
-/// Batches at most this long run in one pass (lane positions are `u32`).
-const PASS: usize = 1 << 30;
-
-/// The staging and pipelines of one batch.
-struct Batch<'a, A: Family, O> {
-    addrs: &'a [A],
-    out: &'a mut [O],
+/// Pipeline stage `DEPTH`: the leaf searches.
+///
+/// # Safety
+/// `v.t` satisfies the structure invariants and every lane of `g` is at its leaf.
+#[inline(always)]
+unsafe fn finish_group<A: Family, S: Search, O: Output, const M: bool>(
+    v: View<'_, A, S, M>,
+    g: &Group<A::Key>,
+    addrs: &[A],
+    out: &mut [O],
     miss: NextHop,
-    groups: Vec<Group<A::Key>>,
-    /// Groups each class has entered into its pipeline.
-    entered: [usize; MAX_CLASS + 1],
-    /// Each class's slot being filled.
-    stage: [usize; MAX_CLASS + 1],
+) {
+    for (i, (o, addr)) in out.iter_mut().zip(addrs).enumerate().take(LANES) {
+        // SAFETY: the lane is at a leaf (caller's contract).
+        *o = O::from_answer(
+            unsafe { finish(v, g.seg[i], g.node[i], g.x[i], *addr) },
+            miss,
+        );
+    }
 }
 
-/// Pipeline round of class `D`: the full staged group enters (unless draining), group
-/// `r - level` takes inner step `level`, and group `r - D` searches its leaves; each step
-/// prefetches the line its lane reads next.
+/// A batch of any length for trees of `DEPTH` steps (a constant, so the level loops unroll):
+/// full groups of `LANES` through the pipeline, then single lookups for the rest. In round
+/// `r`, group `r` enters, group `r - level` takes inner step `level`, and group `r - DEPTH`
+/// searches its leaves.
 ///
 /// # Safety
-/// `t` satisfies the structure invariants; every staged lane of class `D` is at the root of a
-/// tree of depth `D`; `b.groups` has [`slots_for`] `t.depth` slots and `D <= t.depth`.
+/// `v.t` satisfies the structure invariants and `DEPTH == v.t.depth`.
 #[inline(always)]
-unsafe fn round<A: Family, S: Search, O: Output, const D: usize>(
-    t: &PlanB<A>,
-    s: S,
-    b: &mut Batch<'_, A, O>,
-    r: usize,
+unsafe fn batch_of_depth<A: Family, S: Search, O: Output, const M: bool, const DEPTH: usize>(
+    v: View<'_, A, S, M>,
+    addrs: &[A],
+    out: &mut [O],
+    miss: NextHop,
 ) {
-    let slot = |g: usize| first_slot(D) + g % (D + 1);
-    let entered = b.entered[D];
-    for level in 1..D {
-        let Some(g) = r.checked_sub(level).filter(|&g| g < entered) else {
-            continue;
-        };
-        // SAFETY: slots of class `D` exist (caller's contract).
-        let group = unsafe { s.at_mut(&mut b.groups, slot(g)) };
-        for i in 0..LANES {
-            // SAFETY: the lane took `level - 1` steps from its root, so it is at an inner
-            // node; its child is an inner node or (after the last inner step) a leaf.
-            unsafe {
-                let seg = group.seg[i];
-                group.node[i] = step(t, s, seg, group.node[i], group.x[i]);
-                let lines = &s.at(&t.segments, seg as usize).lines;
-                s.prefetch(s.at(lines, group.node[i] as usize));
+    const { assert!(DEPTH < IN_FLIGHT, "one pipeline slot per stage") };
+    let groups = addrs.len().min(out.len()) / LANES;
+    let lanes = |g: usize| g * LANES..(g + 1) * LANES;
+    let mut states: [Group<A::Key>; IN_FLIGHT] = std::array::from_fn(|_| Group::new());
+    for round in 0..groups + DEPTH {
+        // SAFETY: each group enters, takes its `DEPTH - 1` inner steps in order one round
+        // apart, then searches its leaves, as `advance` and `finish_group` require.
+        unsafe {
+            if round < groups {
+                enter(v, &addrs[lanes(round)], &mut states[round % IN_FLIGHT]);
+            }
+            for level in 1..DEPTH {
+                if let Some(g) = round.checked_sub(level).filter(|&g| g < groups) {
+                    advance(v, &mut states[g % IN_FLIGHT]);
+                }
+            }
+            if let Some(g) = round.checked_sub(DEPTH) {
+                let state = &states[g % IN_FLIGHT];
+                finish_group(v, state, &addrs[lanes(g)], &mut out[lanes(g)], miss);
             }
         }
     }
-    if let Some(g) = r.checked_sub(D).filter(|&g| g < entered) {
-        // SAFETY: as above.
-        let group = unsafe { s.at(&b.groups, slot(g)) };
-        for i in 0..LANES {
-            let at = group.at[i] as usize;
-            // SAFETY: the lane took its `D - 1` inner steps, so it is at its leaf; `at` is a
-            // position of this pass, below both slices' lengths.
-            unsafe {
-                let answer = finish(t, s, group.seg[i], group.node[i], group.x[i], *s.at(b.addrs, at));
-                *s.at_mut(b.out, at) = O::from_answer(answer, b.miss);
-            }
-        }
+    let rest = groups * LANES;
+    for (a, o) in addrs[rest..].iter().zip(&mut out[rest..]) {
+        // SAFETY: caller's contract.
+        *o = O::from_answer(unsafe { one_in(v, *a) }, miss);
     }
 }
 
-/// One round of class `class`'s pipeline (see [`round`]), with the class as a constant.
-///
-/// # Safety
-/// As for [`round`], with `D = class`.
-#[inline(always)]
-unsafe fn round_of<A: Family, S: Search, O: Output>(
-    t: &PlanB<A>,
-    s: S,
-    b: &mut Batch<'_, A, O>,
-    class: usize,
-    r: usize,
-) {
-    // SAFETY: caller's contract.
-    unsafe {
-        match class {
-            1 => round::<A, S, O, 1>(t, s, b, r),
-            2 => round::<A, S, O, 2>(t, s, b, r),
-            3 => round::<A, S, O, 3>(t, s, b, r),
-            4 => round::<A, S, O, 4>(t, s, b, r),
-            5 => round::<A, S, O, 5>(t, s, b, r),
-            6 => round::<A, S, O, 6>(t, s, b, r),
-            _ => round::<A, S, O, 7>(t, s, b, r),
-        }
-    }
-}
-
-/// A batch of any length: `out[i]` gets the answer for `addrs[i]` (the shorter slice bounds
-/// the work).
+/// A batch: `out[i]` gets the answer for `addrs[i]` (the shorter slice bounds the work). The
+/// depth is fixed per table (at most 6 for any table whose node indices fit 32 bits), and so is
+/// the number of segments, so this runs once per batch and the walk it picks has both as
+/// constants.
 ///
 /// # Safety
 /// `t` satisfies PlanB's structure invariants ([`super::validate`]).
@@ -250,83 +329,41 @@ pub unsafe fn batch<A: Family, S: Search, O: Output>(
     out: &mut [O],
     miss: NextHop,
 ) {
-    let n = addrs.len().min(out.len());
-    if n < 2 * LANES {
-        for (a, o) in addrs.iter().zip(out.iter_mut()) {
-            // SAFETY: caller's contract.
-            *o = O::from_answer(unsafe { one(t, s, *a) }, miss);
+    // SAFETY: caller's contract; `M` matches the number of segments.
+    unsafe {
+        if t.segments.len() == 1 {
+            batch_in(View::<A, S, false>::new(t, s), addrs, out, miss)
+        } else {
+            batch_in(View::<A, S, true>::new(t, s), addrs, out, miss)
         }
-        return;
-    }
-    for (addrs, out) in addrs[..n].chunks(PASS).zip(out[..n].chunks_mut(PASS)) {
-        // SAFETY: caller's contract; a pass is at most 2^30 long.
-        unsafe { pass(t, s, addrs, out, miss) }
     }
 }
 
-/// One pass of at most [`PASS`] lookups (`addrs` and `out` of equal length).
+/// [`batch`] through `v`.
 ///
 /// # Safety
-/// As for [`batch`].
+/// `v.t` satisfies the structure invariants, and `M` is true if it has several segments.
 #[inline(always)]
-unsafe fn pass<A: Family, S: Search, O: Output>(
-    t: &PlanB<A>,
-    s: S,
+unsafe fn batch_in<A: Family, S: Search, O: Output, const M: bool>(
+    v: View<'_, A, S, M>,
     addrs: &[A],
     out: &mut [O],
     miss: NextHop,
 ) {
-    let depth = t.depth;
-    let mut b = Batch {
-        addrs,
-        out,
-        miss,
-        groups: vec![Group::new(); slots_for(depth)],
-        entered: [0; MAX_CLASS + 1],
-        stage: std::array::from_fn(first_slot),
-    };
-    // Lanes filled per class, a byte each (LANES < 256), in one register.
-    let mut filled: u64 = 0;
-    for (i, &addr) in addrs.iter().enumerate() {
-        let coarse = addr.coarse();
-        let x = A::Key::from_coarse(coarse);
-        // SAFETY: a chunk index is below 2^16 = `direct.len()`; `chunks` is never empty and a
-        // class > 0 entry names one of them (structure invariants); `i` is below
-        // `out.len()`; every class is at most `depth`, whose slots `groups` has.
-        unsafe {
-            let (class, payload) = split_entry(*s.at(&t.direct, chunk_of::<A>(coarse)));
-            *s.at_mut(b.out, i) = O::from_answer(direct_answer(payload), miss);
-            let tree = if class == 0 { 0 } else { payload };
-            let c = s.at(&t.chunks, tree as usize);
-            let lane = ((filled >> (8 * class)) & 0xff) as usize;
-            let group = s.at_mut(&mut b.groups, *s.at(&b.stage, class));
-            *s.at_mut(&mut group.x, lane) = x;
-            *s.at_mut(&mut group.node, lane) = c.root;
-            *s.at_mut(&mut group.seg, lane) = c.segment;
-            *s.at_mut(&mut group.at, lane) = i as u32;
-            filled += u64::from(class != 0) << (8 * class);
-            if lane + 1 == LANES && class != 0 {
-                filled &= !(0xff << (8 * class));
-                let r = b.entered[class];
-                b.entered[class] = r + 1;
-                b.stage[class] = first_slot(class) + (r + 1) % (class + 1);
-                round_of(t, s, &mut b, class, r);
+    // SAFETY: the depth passed is the table's own (caller's contract for the rest).
+    unsafe {
+        match v.t.depth {
+            1 => batch_of_depth::<A, S, O, M, 1>(v, addrs, out, miss),
+            2 => batch_of_depth::<A, S, O, M, 2>(v, addrs, out, miss),
+            3 => batch_of_depth::<A, S, O, M, 3>(v, addrs, out, miss),
+            4 => batch_of_depth::<A, S, O, M, 4>(v, addrs, out, miss),
+            5 => batch_of_depth::<A, S, O, M, 5>(v, addrs, out, miss),
+            6 => batch_of_depth::<A, S, O, M, 6>(v, addrs, out, miss),
+            _ => {
+                for (a, o) in addrs.iter().zip(out.iter_mut()) {
+                    *o = O::from_answer(one_in(v, *a), miss);
+                }
             }
-        }
-    }
-    for class in 1..=depth {
-        // Drain: the groups in flight finish; the partly filled group goes one by one.
-        let entered = b.entered[class];
-        for r in entered..entered + class {
-            // SAFETY: caller's contract; no group enters in these rounds.
-            unsafe { round_of(t, s, &mut b, class, r) };
-        }
-        let lanes = ((filled >> (8 * class)) & 0xff) as usize;
-        let group = &b.groups[b.stage[class]];
-        for &at in &group.at[..lanes] {
-            let at = at as usize;
-            // SAFETY: caller's contract.
-            b.out[at] = O::from_answer(unsafe { one(t, s, addrs[at]) }, miss);
         }
     }
 }
