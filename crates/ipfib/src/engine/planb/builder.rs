@@ -18,6 +18,7 @@ use std::sync::Arc;
 use super::fallback::Fallback;
 use super::layout::{chunk_of, fanout, Answer, Family, Key, Segment, DIRECT_BITS};
 use crate::interval::Intervals;
+use crate::prefix::Prefix;
 use crate::route_table::{NextHop, RouteTable};
 
 /// The answer of an interval.
@@ -75,10 +76,41 @@ fn project<A: Family>(
     (cstarts, answers)
 }
 
+/// One chunk's boundaries (as keys) and answers (`keys.len() + 1`, the first in effect at the
+/// chunk's first address), from the routes that overlap it: those containing the chunk and
+/// those inside it. Fallback cells go to `fallback`. What a partial rebuild
+/// ([`super::partial`]) rebuilds a changed chunk from.
+pub(super) fn chunk_content<A: Family>(
+    table: &RouteTable<A>,
+    chunk: usize,
+    fallback: &mut Fallback<A>,
+) -> (Vec<A::Key>, Vec<Answer>) {
+    let key_bits = A::COARSE_BITS - DIRECT_BITS;
+    let base = (chunk as u64) << key_bits;
+    let whole = Prefix::covering(A::from_coarse(base), DIRECT_BITS as u8);
+    let overlapping: RouteTable<A> = table.supernets(whole).chain(table.subnets(whole)).collect();
+    let intervals = Intervals::from_table(&overlapping);
+    let (cstarts, canswers) = project(intervals.starts(), intervals.values(), fallback);
+    // `cstarts[0]` is 0 <= base, so the chunk's first address has a boundary at or before it.
+    let mut p = cstarts.partition_point(|&c| c < base);
+    if cstarts.get(p) == Some(&base) {
+        p += 1;
+    }
+    let head = canswers[p - 1];
+    let mut keys = Vec::new();
+    let mut answers = vec![head];
+    while p < cstarts.len() && chunk_of::<A>(cstarts[p]) == chunk {
+        keys.push(A::Key::from_coarse(cstarts[p] - 1));
+        answers.push(canswers[p]);
+        p += 1;
+    }
+    (keys, answers)
+}
+
 /// Steps of a lookup through a tree of `n` keys: one leaf level of `LEAF_KEYS` keys per leaf,
 /// then inner levels of fan-out `INNER_KEYS + 1` up to a single root. Zero keys need one step
 /// too (a leaf with one answer).
-fn depth_for<K: Key>(n: usize) -> usize {
+pub(super) fn depth_for<K: Key>(n: usize) -> usize {
     let mut nodes = n.div_ceil(K::LEAF_KEYS).max(1);
     let mut depth = 1;
     while nodes > 1 {
@@ -142,6 +174,30 @@ impl<A: Family> SegmentBuilder<A> {
             lines: Vec::new(),
             fallback: Fallback::default(),
         }
+    }
+
+    /// Appends one chunk's tree, entered through padding so that a lookup makes `depth`
+    /// searches, and returns its entry line. A chunk without boundaries (one answer) shares a
+    /// one-answer leaf with every such chunk of this segment (`constants`).
+    pub fn chunk(
+        &mut self,
+        depth: usize,
+        keys: &[A::Key],
+        answers: &[Answer],
+        constants: &mut HashMap<Answer, u32>,
+    ) -> u32 {
+        debug_assert!(depth_for::<A::Key>(keys.len()) <= depth);
+        if let ([], &[answer]) = (keys, answers) {
+            if let Some(&entry) = constants.get(&answer) {
+                return entry;
+            }
+        }
+        let entry = self.pad_chain(depth - depth_for::<A::Key>(keys.len()));
+        self.tree(keys, answers);
+        if let ([], &[answer]) = (keys, answers) {
+            constants.insert(answer, entry);
+        }
+        entry
     }
 
     /// Appends `pads` all-padding inner nodes, each linking to the line after it (the last
@@ -214,22 +270,12 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
         .max()
         .unwrap_or(1);
     let mut direct = vec![0u32; 1 << DIRECT_BITS];
-    let mut constant_tree: HashMap<Answer, u32> = HashMap::new();
+    let mut constants = HashMap::new();
     let mut next_with_keys = chunks.iter().peekable();
     for (chunk, &head) in heads.iter().enumerate() {
         direct[chunk] = match next_with_keys.next_if(|c| c.index == chunk) {
-            Some(c) => {
-                let entry = segment.pad_chain(depth - depth_for::<A::Key>(c.keys.len()));
-                segment.tree(&c.keys, &c.answers);
-                entry
-            }
-            // A chunk without boundaries: a one-answer leaf shared by every such chunk with
-            // that answer.
-            None => *constant_tree.entry(head).or_insert_with(|| {
-                let entry = segment.pad_chain(depth - 1);
-                segment.tree(&[], &[head]);
-                entry
-            }),
+            Some(c) => segment.chunk(depth, &c.keys, &c.answers, &mut constants),
+            None => segment.chunk(depth, &[], &[head], &mut constants),
         };
     }
     let results = distinct_answers(intervals.values());
@@ -241,8 +287,9 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
             lines: segment.lines.into(),
             fallback: segment.fallback,
         })],
-        intervals: intervals.len(),
-        results,
+        intervals: Some(intervals.len()),
+        results: Some(results),
+        built_lines: None,
     }
 }
 

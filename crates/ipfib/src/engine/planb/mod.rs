@@ -22,12 +22,14 @@ mod builder;
 mod fallback;
 mod layout;
 mod lines;
+mod partial;
 mod search;
 mod validate;
 mod walk;
 
 use crate::engine::{check_batch, Backend, Build, BuildOptions, Detail, Lookup};
 use crate::error::{BuildError, InvalidStructure, LookupError};
+use crate::prefix::Prefix;
 use crate::route_table::{NextHop, RouteTable};
 use layout::{Family, Key, Segment};
 use std::sync::Arc;
@@ -61,8 +63,13 @@ pub struct PlanB<A: Family> {
     home: Arc<[<A::Key as Key>::Line]>,
     /// Node searches per lookup, the leaf's included (uniform across chunks).
     depth: usize,
-    intervals: usize,
-    results: usize,
+    /// Merged elementary intervals and distinct answers, counted by a full build (a partial
+    /// rebuild does not see the whole table, so it does not know them).
+    intervals: Option<usize>,
+    results: Option<usize>,
+    /// Lines of the last full build: a partial rebuild that would leave much more (dead lines
+    /// of replaced chunks) builds in full instead.
+    built_lines: usize,
     dispatch: search::Dispatch,
 }
 
@@ -72,12 +79,17 @@ struct Parts<A: Family> {
     segment_of: Box<[u16]>,
     segments: Vec<Arc<Segment<A>>>,
     depth: usize,
-    intervals: usize,
-    results: usize,
+    intervals: Option<usize>,
+    results: Option<usize>,
+    /// `None` for a full build; a partial rebuild carries its predecessor's figure.
+    built_lines: Option<usize>,
 }
 
 impl<A: Family> PlanB<A> {
     fn from_parts(p: Parts<A>, backend: Backend) -> Result<Self, BuildError> {
+        let built_lines = p
+            .built_lines
+            .unwrap_or_else(|| p.segments.iter().map(|s| s.lines.len()).sum());
         let planb = PlanB {
             direct: p.direct,
             segment_of: p.segment_of,
@@ -86,6 +98,7 @@ impl<A: Family> PlanB<A> {
             depth: p.depth,
             intervals: p.intervals,
             results: p.results,
+            built_lines,
             dispatch: search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
                 backend: backend.name(),
             })?,
@@ -128,8 +141,9 @@ impl<A: Family> PlanB<A> {
         self.segments.iter().map(|s| s.fallback.cells()).sum()
     }
 
-    /// Merged elementary intervals of the table it was built from.
-    pub fn intervals(&self) -> usize {
+    /// Merged elementary intervals of the table it was built from (`None` after a partial
+    /// rebuild, which does not see the whole table).
+    pub fn intervals(&self) -> Option<usize> {
         self.intervals
     }
 
@@ -245,19 +259,25 @@ impl<A: Family> Lookup<A> for PlanB<A> {
     }
 
     fn describe(&self) -> Vec<Detail> {
-        vec![
-            Detail::count("intervals", self.intervals),
+        let counted = self.intervals.zip(self.results).map(|(i, r)| {
+            [
+                Detail::count("intervals", i),
+                Detail::count("distinct_results", r),
+            ]
+        });
+        let mut details: Vec<Detail> = counted.into_iter().flatten().collect();
+        details.extend([
             Detail::count("depth", self.depth()),
             Detail::text("node_search", self.backend().name()),
             Detail::count("segments", self.segments.len()),
             Detail::count("lines", self.lines()),
             Detail::count("fallback_cells", self.cells()),
-            Detail::count("distinct_results", self.results),
             Detail::bytes("direct_bytes", std::mem::size_of_val(&*self.direct)),
             Detail::bytes("segment_of_bytes", std::mem::size_of_val(&*self.segment_of)),
             Detail::bytes("line_bytes", self.line_bytes()),
             Detail::bytes("fallback_bytes", self.fallback_bytes()),
-        ]
+        ]);
+        details
     }
 
     fn lines_per_lookup(&self, addrs: &[A]) -> Option<f64> {
@@ -266,6 +286,23 @@ impl<A: Family> Lookup<A> for PlanB<A> {
 
     fn validate(&self) -> Result<(), InvalidStructure> {
         validate::check(self)
+    }
+
+    /// Rebuilds only the chunks `changed` touches, sharing the rest (`partial`); `None` when a
+    /// full build is better (a change wider than thousands of chunks, a chunk outgrowing the
+    /// table's depth, or too many dead lines or segments: the full build compacts).
+    fn rebuild(
+        &self,
+        table: &RouteTable<A>,
+        changed: &[Prefix<A>],
+        options: &BuildOptions,
+    ) -> Option<Result<Box<dyn Lookup<A>>, BuildError>> {
+        let backend = match options.resolve_backend() {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        let parts = self.partial_parts(table, changed)?;
+        Some(Self::from_parts(parts, backend).map(|p| Box::new(p) as Box<dyn Lookup<A>>))
     }
 }
 
