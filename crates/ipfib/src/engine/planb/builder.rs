@@ -27,7 +27,7 @@ fn answer(value: Option<NextHop>) -> Answer {
 }
 
 /// Coarse boundaries (ascending, the first at 0) with their answers.
-fn project<A: Family>(
+pub(super) fn project<A: Family>(
     starts: &[A],
     values: &[Option<NextHop>],
     fallback: &mut Fallback<A>,

@@ -34,6 +34,18 @@ impl<A: Address> Fallback<A> {
         (self.cells.len() - 1) as u32
     }
 
+    /// Copies cell `cell` of `from` (which must exist) into this stage; returns its index here.
+    pub fn copy_cell(&mut self, from: &Fallback<A>, cell: u32) -> u32 {
+        let (begin, end) = from.cells[cell as usize];
+        let range = begin as usize..end as usize;
+        self.push_cell(
+            from.starts[range.clone()]
+                .iter()
+                .copied()
+                .zip(from.answers[range].iter().copied()),
+        )
+    }
+
     /// The answer for `addr` inside cell `cell`.
     #[inline]
     pub fn lookup(&self, cell: u32, addr: A) -> Option<NextHop> {

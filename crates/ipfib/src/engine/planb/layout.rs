@@ -118,6 +118,8 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     fn flags(line: &Self::Line) -> u32;
     /// The low bits of a coarse address, the bits this key type holds.
     fn from_coarse(coarse: u64) -> Self;
+    /// The inverse: the key as the low bits of a coarse address.
+    fn to_low(self) -> u64;
     /// Number of keys of an inner node less than `x`, with the node search `s`.
     fn rank_inner<S: Search>(s: S, line: &Self::Line, x: Self) -> u32;
     /// Number of keys of a leaf less than `x`, with the node search `s`.
@@ -125,6 +127,8 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     /// The real keys of a node's first `slots` slots: those that are not padding (padding is
     /// never less than a query, so this bounds any rank).
     fn keys_in(line: &Self::Line, slots: usize) -> usize;
+    /// Key slot `i` of a node.
+    fn key_at(line: &Self::Line, i: usize) -> Self;
 
     /// The answer at position `r` (at most `LEAF_KEYS`) of a leaf: the inverse of
     /// [`Key::leaf`]'s encoding.
@@ -189,6 +193,9 @@ impl Key for u32 {
     fn from_coarse(coarse: u64) -> u32 {
         coarse as u32
     }
+    fn to_low(self) -> u64 {
+        u64::from(self)
+    }
     #[inline(always)]
     fn rank_inner<S: Search>(s: S, line: &Line32, x: u32) -> u32 {
         s.rank32::<15>(line, x)
@@ -199,6 +206,9 @@ impl Key for u32 {
     }
     fn keys_in(line: &Line32, slots: usize) -> usize {
         line.0[..slots].iter().filter(|&&k| k != Self::PAD).count()
+    }
+    fn key_at(line: &Line32, i: usize) -> u32 {
+        line.0[i]
     }
 }
 
@@ -254,6 +264,9 @@ impl Key for u16 {
     fn from_coarse(coarse: u64) -> u16 {
         coarse as u16
     }
+    fn to_low(self) -> u64 {
+        u64::from(self)
+    }
     #[inline(always)]
     fn rank_inner<S: Search>(s: S, line: &Line16, x: u16) -> u32 {
         s.rank16::<30>(line, x)
@@ -264,6 +277,9 @@ impl Key for u16 {
     }
     fn keys_in(line: &Line16, slots: usize) -> usize {
         line.0[..slots].iter().filter(|&&k| k != Self::PAD).count()
+    }
+    fn key_at(line: &Line16, i: usize) -> u16 {
+        line.0[i]
     }
 }
 

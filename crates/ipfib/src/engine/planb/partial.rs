@@ -18,9 +18,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::builder::{chunk_content, depth_for, SegmentBuilder};
-use super::layout::{chunk_of, Family, Segment, DIRECT_BITS};
+use super::builder::{chunk_content, depth_for, project, SegmentBuilder};
+use super::fallback::Fallback;
+use super::layout::{chunk_of, Answer, Decoded, Family, Key, Segment, DIRECT_BITS};
 use super::{Parts, PlanB};
+use crate::interval::Intervals;
 use crate::prefix::Prefix;
 use crate::route_table::RouteTable;
 
@@ -34,6 +36,54 @@ const MAX_SEGMENTS: usize = 256;
 const MAX_GROWTH: f64 = 1.5;
 /// Lines of growth always allowed (1 MiB of lines).
 const SLACK_LINES: usize = 1 << 14;
+
+/// Changes in one chunk beyond which its content is recomputed from all its routes rather than
+/// edited change by change (each edit costs a pass over the chunk's boundaries).
+const MAX_EDITS: usize = 16;
+
+/// A chunk's answers as a step function over its coarse addresses: `answers[i]` holds from
+/// `starts[i]` to the next start; `starts[0]` is the chunk's first coarse address.
+struct Steps {
+    starts: Vec<u64>,
+    answers: Vec<Answer>,
+}
+
+impl Steps {
+    /// The answer at coarse address `x` (at or after `starts[0]`).
+    fn at(&self, x: u64) -> Answer {
+        self.answers[self.starts.partition_point(|&s| s <= x) - 1]
+    }
+
+    /// The chunk's tree keys and answers (what [`SegmentBuilder::chunk`] takes), merging
+    /// equal neighbours.
+    fn into_tree<K: Key>(self) -> (Vec<K>, Vec<Answer>) {
+        let mut keys = Vec::with_capacity(self.starts.len());
+        let mut answers: Vec<Answer> = Vec::with_capacity(self.starts.len());
+        for (i, (s, a)) in self.starts.into_iter().zip(self.answers).enumerate() {
+            if answers.last() == Some(&a) {
+                continue;
+            }
+            if i > 0 {
+                keys.push(K::from_coarse(s - 1));
+            }
+            answers.push(a);
+        }
+        (keys, answers)
+    }
+}
+
+/// The range of coarse addresses whose answers a change of `p` can alter inside `chunk`, as
+/// the prefix to recompute them from: `p` itself, widened to the chunk when it is shorter and
+/// to its coarse cell when it is longer (the cell's other routes shape the cell's fallback
+/// intervals too).
+fn recompute_scope<A: Family>(p: Prefix<A>, chunk: usize) -> Prefix<A> {
+    if p.len() < DIRECT_BITS as u8 {
+        let base = (chunk as u64) << (A::COARSE_BITS - DIRECT_BITS);
+        Prefix::covering(A::from_coarse(base), DIRECT_BITS as u8)
+    } else {
+        Prefix::covering(p.addr(), p.len().min(A::COARSE_BITS as u8))
+    }
+}
 
 /// The chunks the changed prefixes overlap, ascending, or `None` when they are too many.
 fn touched<A: Family>(changed: &[Prefix<A>]) -> Option<Vec<usize>> {
@@ -59,6 +109,94 @@ fn touched<A: Family>(changed: &[Prefix<A>]) -> Option<Vec<usize>> {
 }
 
 impl<A: Family> PlanB<A> {
+    /// The step function of `chunk` as this table answers it, its fallback cells copied into
+    /// `fallback` (leaves are read in order: a tree's leaves are contiguous, and each leaf's
+    /// first answer repeats the previous leaf's last).
+    fn steps(&self, chunk: usize, fallback: &mut Fallback<A>) -> Steps {
+        let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
+        let segment = &self.segments[seg];
+        let lines = &segment.lines;
+        let (mut first, mut last) = (self.direct[chunk] as usize, self.direct[chunk] as usize);
+        for _ in 1..self.depth {
+            first = A::Key::link(&lines[first]) as usize;
+            let l = &lines[last];
+            last = A::Key::link(l) as usize + A::Key::keys_in(l, A::Key::INNER_KEYS);
+        }
+        let base = (chunk as u64) << (A::COARSE_BITS - DIRECT_BITS);
+        let mut steps = Steps {
+            starts: vec![base],
+            answers: Vec::new(),
+        };
+        let mut cells = HashMap::new();
+        for (i, leaf) in lines[first..=last].iter().enumerate() {
+            let keys = A::Key::keys_in(leaf, A::Key::LEAF_KEYS);
+            for r in usize::from(i > 0)..=keys {
+                if r > 0 {
+                    steps
+                        .starts
+                        .push(base + A::Key::to_low(A::Key::key_at(leaf, r - 1)) + 1);
+                }
+                steps.answers.push(match A::Key::decode(leaf, r as u32) {
+                    Decoded::Hop(h) => Answer::Route(h),
+                    Decoded::NoRoute => Answer::NoRoute,
+                    Decoded::Cell(c) => Answer::Cell(
+                        *cells
+                            .entry(c)
+                            .or_insert_with(|| fallback.copy_cell(&segment.fallback, c)),
+                    ),
+                });
+            }
+        }
+        steps
+    }
+
+    /// `chunk`'s boundaries and answers after `changes` (prefixes overlapping it): this
+    /// table's, with the range each change can alter recomputed from the routes overlapping
+    /// that range.
+    fn edited(
+        &self,
+        table: &RouteTable<A>,
+        chunk: usize,
+        changes: &[Prefix<A>],
+        fallback: &mut Fallback<A>,
+    ) -> (Vec<A::Key>, Vec<Answer>) {
+        if changes.len() > MAX_EDITS {
+            return chunk_content(table, chunk, fallback);
+        }
+        let chunk_end = ((chunk as u64) + 1) << (A::COARSE_BITS - DIRECT_BITS);
+        let mut steps = self.steps(chunk, fallback);
+        for &p in changes {
+            let scope = recompute_scope(p, chunk);
+            let (qs, qe) = (scope.first().coarse(), scope.last().coarse());
+            let overlapping: RouteTable<A> =
+                table.supernets(scope).chain(table.subnets(scope)).collect();
+            let intervals = Intervals::from_table(&overlapping);
+            let (cstarts, canswers) = project(intervals.starts(), intervals.values(), fallback);
+            let new = Steps {
+                starts: cstarts,
+                answers: canswers,
+            };
+            let keep_before = steps.starts.partition_point(|&s| s < qs);
+            let keep_after = steps.starts.partition_point(|&s| s <= qe + 1);
+            let mut starts = steps.starts[..keep_before].to_vec();
+            let mut answers = steps.answers[..keep_before].to_vec();
+            starts.push(qs);
+            answers.push(new.at(qs));
+            let inside =
+                new.starts.partition_point(|&s| s <= qs)..new.starts.partition_point(|&s| s <= qe);
+            starts.extend_from_slice(&new.starts[inside.clone()]);
+            answers.extend_from_slice(&new.answers[inside]);
+            if qe + 1 < chunk_end {
+                starts.push(qe + 1);
+                answers.push(steps.at(qe + 1));
+            }
+            starts.extend_from_slice(&steps.starts[keep_after..]);
+            answers.extend_from_slice(&steps.answers[keep_after..]);
+            steps = Steps { starts, answers };
+        }
+        steps.into_tree()
+    }
+
     /// The parts of this table rebuilt for `table` after `changed` changed (module docs), or
     /// `None` when a full build is the better answer.
     pub(super) fn partial_parts(
@@ -73,8 +211,16 @@ impl<A: Family> PlanB<A> {
         let mut segment = SegmentBuilder::<A>::new();
         let mut constants = HashMap::new();
         let mut entries = Vec::with_capacity(chunks.len());
+        let key_bits = A::COARSE_BITS - DIRECT_BITS;
         for &chunk in &chunks {
-            let (keys, answers) = chunk_content(table, chunk, &mut segment.fallback);
+            let base = (chunk as u64) << key_bits;
+            let end = base + ((1u64 << key_bits) - 1);
+            let changes: Vec<Prefix<A>> = changed
+                .iter()
+                .copied()
+                .filter(|p| p.first().coarse() <= end && p.last().coarse() >= base)
+                .collect();
+            let (keys, answers) = self.edited(table, chunk, &changes, &mut segment.fallback);
             if depth_for::<A::Key>(keys.len()) > self.depth {
                 return None;
             }
@@ -300,6 +446,54 @@ mod tests {
                     None => build(&table),
                 };
                 agrees(&t, &table, &probes(&table));
+            }
+        }
+
+        /// The same for IPv6 routes packed into a few chunks and /48 cells, so trees, cells
+        /// and their copies are all exercised.
+        #[test]
+        fn partial_rebuilds_agree_for_ipv6(
+            base in proptest::collection::vec((0u128..4, any::<u16>(), any::<u64>(), 14u8..=128, 0u32..50), 0..60),
+            steps in proptest::collection::vec(
+                proptest::collection::vec((0u128..4, any::<u16>(), any::<u64>(), 12u8..=128, 0u32..50, any::<bool>()), 1..6),
+                1..5,
+            ),
+        ) {
+            // Chunk 0x2001 + (0..4), /48 cells from a small set, any low bits.
+            let addr = |c: u128, cell: u16, low: u64| {
+                ((0x2001 + c) << 112) | (u128::from(cell % 8) << 80) | (u128::from(low) << 16)
+            };
+            let mut table: RouteTable<u128> = base
+                .iter()
+                .map(|&(c, cell, low, l, h)| (Prefix::covering(addr(c, cell, low), l), h))
+                .collect();
+            let opts = BuildOptions::with_backend(Backend::Scalar);
+            let mut t = PlanB::build(&table, &opts).unwrap();
+            for step in steps {
+                let mut changed = Vec::new();
+                for (c, cell, low, l, h, insert) in step {
+                    let p = match table.iter().nth(low as usize % (table.len() + 1)) {
+                        Some((q, _)) if !insert => q,
+                        _ => Prefix::covering(addr(c, cell, low), l),
+                    };
+                    if insert {
+                        table.insert(p, h);
+                    } else {
+                        table.remove(p);
+                    }
+                    changed.push(p);
+                }
+                t = match t.partial_parts(&table, &changed) {
+                    Some(parts) => PlanB::from_parts(parts, Backend::Scalar).unwrap(),
+                    None => PlanB::build(&table, &opts).unwrap(),
+                };
+                let intervals = Intervals::from_table(&table);
+                for (p, _) in table.iter() {
+                    for a in [p.first(), p.last(), p.first().wrapping_sub(1), p.last().wrapping_add(1)] {
+                        prop_assert_eq!(t.lookup(a), intervals.lookup(a), "address {:#x}", a);
+                    }
+                }
+                t.validate().unwrap();
             }
         }
     }
