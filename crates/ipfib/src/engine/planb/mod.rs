@@ -147,26 +147,25 @@ impl<A: Family> PlanB<A> {
         self.intervals
     }
 
-    /// The answer at position `rank` of `leaf`, a line of `segment` (a fallback cell is
-    /// searched further with `addr`; the segment is looked up only then).
-    ///
-    /// The same decoding as [`Key::decode`] (which the validator and the tests use), written
-    /// as the walk had it before the engine traits, so the paired A/B against that code
-    /// compares the same instructions (BENCHMARKS.md, "Library architecture").
+    /// The answer at position `rank` of `leaf`, a line of `segment`, as output kind `O` (a
+    /// fallback cell is searched further with `addr`; the segment is looked up only then). A
+    /// route or "no route" becomes the output with a select, no branch; only a cell branches
+    /// (rare, and predicted).
     #[inline(always)]
-    fn answer<'s>(
+    fn answer<'s, O: walk::Output>(
         &self,
         segment: impl FnOnce() -> &'s Segment<A>,
         leaf: &<A::Key as Key>::Line,
         rank: u32,
         addr: A,
-    ) -> Option<NextHop> {
+        miss: NextHop,
+    ) -> O {
         let hop = A::Key::hop(leaf, rank);
         let flags = A::Key::flags(leaf) >> rank;
         if flags & layout::CELL != 0 {
-            return Self::cell(segment(), hop, addr);
+            return O::from_answer(Self::cell(segment(), hop, addr), miss);
         }
-        (flags & layout::NO_ROUTE == 0).then_some(hop)
+        O::from_leaf(hop, flags & layout::NO_ROUTE != 0, miss)
     }
 
     #[cold]
