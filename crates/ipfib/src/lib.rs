@@ -34,15 +34,17 @@ pub mod engine;
 pub mod error;
 mod fib;
 pub mod interval;
+pub mod live;
 pub mod prefix;
 pub mod route_table;
 pub mod table;
 
 pub use addr::Address;
 pub use engine::{Backend, Build, BuildOptions, Lookup};
-pub use error::{BuildError, InvalidStructure, LookupError, PrefixError};
+pub use error::{BuildError, InvalidStructure, LiveError, LookupError, PrefixError};
 pub use fib::Fib;
 pub use interval::Intervals;
+pub use live::{LiveFib, LiveOptions, Reader, Snapshot, Update};
 pub use prefix::Prefix;
 pub use route_table::{NextHop, RouteTable};
 pub use table::Table;

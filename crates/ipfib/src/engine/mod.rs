@@ -41,6 +41,7 @@ pub use registry::{by_name, engines, Builder, EngineInfo};
 
 use crate::addr::Address;
 use crate::error::{BuildError, InvalidStructure, LookupError};
+use crate::prefix::Prefix;
 use crate::route_table::{NextHop, RouteTable};
 
 /// A longest-prefix-match structure for one address family: the lookup side of an engine.
@@ -122,6 +123,23 @@ pub trait Lookup<A: Address>: Send + Sync {
     /// engine's own builder always passes; data read from outside is validated before use.
     fn validate(&self) -> Result<(), InvalidStructure> {
         Ok(())
+    }
+
+    /// Builds the engine for `table` (the complete new route set) after the prefixes in `changed`
+    /// were inserted, removed or given new values, reusing whatever parts of `self` they do not
+    /// touch. `None` = this engine cannot rebuild in part; the caller builds from scratch.
+    ///
+    /// [`crate::LiveFib`]'s rebuilder calls this on the engine of the last published version,
+    /// with `changed` sorted and free of duplicates, so an engine whose structure is
+    /// partitioned (PlanB's chunks) can make publication cost independent of the table size.
+    fn rebuild(
+        &self,
+        table: &RouteTable<A>,
+        changed: &[Prefix<A>],
+        options: &BuildOptions,
+    ) -> Option<Result<Box<dyn Lookup<A>>, BuildError>> {
+        let _ = (table, changed, options);
+        None
     }
 }
 
