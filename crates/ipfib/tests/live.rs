@@ -264,7 +264,7 @@ fn stress(engine_name: &str, run_for: Duration) {
                     [Update::Remove(n4), Update::Remove(n6)]
                 };
                 let seq = live.apply(batch).unwrap();
-                if step % 4 == 0 {
+                if step.is_multiple_of(4) {
                     live.wait_visible(seq).unwrap();
                     committed[k as usize].store(g, Ordering::SeqCst);
                 }

@@ -22,7 +22,8 @@ use crate::prefix::Prefix;
 use crate::route_table::RouteTable;
 use crate::table::Table;
 
-/// A publish: every update up to sequence number `upto` became visible to new lookups at `at`.
+/// A publish: every update up to sequence number `upto` became visible to new lookups at `at`
+/// (also recorded, with the unchanged version number, when a batch changed no route).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Publish {
     /// The sequence number of the last update it contains (see [`super::LiveFib::insert`]).
@@ -169,8 +170,19 @@ pub(super) fn run(shared: Arc<Shared>) {
                     log.push(Publish { upto, ..published });
                 }
             }
-            // Nothing changed (re-announcements with the same next hop): visible already.
-            Ok(None) => q.published = upto,
+            // Nothing changed (re-announcements with the same next hop): visible already,
+            // in the version that is current.
+            Ok(None) => {
+                q.published = upto;
+                let version = shared.current.load().version();
+                if let Some(log) = q.log.as_mut() {
+                    log.push(Publish {
+                        upto,
+                        at: Instant::now(),
+                        version,
+                    });
+                }
+            }
             Err(e) => q.error = Some((e, upto)),
         }
         drop(q);
