@@ -88,7 +88,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = crate::bench::limits::count(crate::bench::limits::MAX_TRACE))]
     count: usize,
 
-    /// How long the static and the idle live lookups are timed, in milliseconds.
+    /// How long the static and the idle live lookups are timed, in milliseconds (each, in 5
+    /// alternating rounds; each figure is the median round).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     measure_ms: u64,
 
@@ -184,15 +185,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let rss_end = rss("VmRSS");
     let visible = visibility(&submits, &publishes);
 
-    let measure = Duration::from_millis(args.measure_ms);
-    let ((), mlps_idle) = load::while_running(&trace, threads, batch, &|| live.reader(), || {
-        std::thread::sleep(measure)
-    });
+    // Static and idle live alternate over ROUNDS rounds (this machine's speed drifts), each
+    // figure the median of its rounds.
+    let measure = Duration::from_millis(args.measure_ms) / ROUNDS as u32;
     let fib = Fib::build(&expected, args.engine.name())?;
-    let ((), mlps_static) = load::while_running(&trace, threads, batch, &|| Static(&fib), || {
-        std::thread::sleep(measure)
-    });
+    let (mut idle, mut stat) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let sleep = || std::thread::sleep(measure);
+        idle.push(load::while_running(&trace, threads, batch, &|| live.reader(), sleep).1);
+        stat.push(load::while_running(&trace, threads, batch, &|| Static(&fib), sleep).1);
+    }
     drop(fib);
+    let (mlps_idle, mlps_static) = (median(&mut idle), median(&mut stat));
     let differ = check::differences(&live, &expected, args.seed)?;
 
     let pct = |q: f64| percentile(&visible, q);
@@ -252,6 +256,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "final check failed: {differ} addresses answer differently from the reference engine"
     );
     Ok(())
+}
+
+/// Alternating rounds of the static and idle live measurements.
+const ROUNDS: usize = 5;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// A matched trace over the final route set, split between the families by route count.
