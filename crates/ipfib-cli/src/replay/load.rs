@@ -46,6 +46,27 @@ impl Lookups for Static<'_> {
     }
 }
 
+/// One version held for the whole run: the live engines without the per-lookup version check
+/// (separates the reader handle's cost from the engines').
+pub struct Pinned(pub std::sync::Arc<ipfib::Snapshot>);
+
+impl Lookups for Pinned {
+    #[inline]
+    fn v4(&mut self, a: u32) -> Option<NextHop> {
+        self.0.lookup_v4(a)
+    }
+    #[inline]
+    fn v6(&mut self, a: u128) -> Option<NextHop> {
+        self.0.lookup_v6(a)
+    }
+    fn v4_batch(&mut self, a: &[u32], out: &mut [NextHop]) {
+        let _ = self.0.lookup_v4_batch(a, out, MISS);
+    }
+    fn v6_batch(&mut self, a: &[u128], out: &mut [NextHop]) {
+        let _ = self.0.lookup_v6_batch(a, out, MISS);
+    }
+}
+
 impl Lookups for Reader {
     #[inline]
     fn v4(&mut self, a: u32) -> Option<NextHop> {

@@ -26,7 +26,7 @@ use ipfib_gen::TraceKind;
 use serde_json::json;
 
 use feed::{PeerArg, Timed};
-use load::{Static, Trace};
+use load::{Pinned, Static, Trace};
 
 const AFTER_HELP: &str = "\
 FIB semantics (deterministic): --peer IP takes that peer's records: an announcement inserts or
@@ -189,14 +189,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // figure the median of its rounds.
     let measure = Duration::from_millis(args.measure_ms) / ROUNDS as u32;
     let fib = Fib::build(&expected, args.engine.name())?;
-    let (mut idle, mut stat) = (Vec::new(), Vec::new());
+    let (mut idle, mut stat, mut pinned) = (Vec::new(), Vec::new(), Vec::new());
+    let snap = live.snapshot();
     for _ in 0..ROUNDS {
         let sleep = || std::thread::sleep(measure);
         idle.push(load::while_running(&trace, threads, batch, &|| live.reader(), sleep).1);
         stat.push(load::while_running(&trace, threads, batch, &|| Static(&fib), sleep).1);
+        let pin = || Pinned(snap.clone());
+        pinned.push(load::while_running(&trace, threads, batch, &pin, sleep).1);
     }
-    drop(fib);
+    drop((fib, snap));
     let (mlps_idle, mlps_static) = (median(&mut idle), median(&mut stat));
+    let mlps_pinned = median(&mut pinned);
     let differ = check::differences(&live, &expected, args.seed)?;
 
     let pct = |q: f64| percentile(&visible, q);
@@ -216,7 +220,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "engine {} threads {} batch {} speed {} peer {}\n\
          updates {}  publishes {}  (version {})\n\
          visible us: p50 {:.1}  p99 {:.1}  max {:.1}\n\
-         lookup MLPS: static {:.2}  live idle {:.2} ({:.1} %)  during {:.2}\n\
+         lookup MLPS: static {:.2}  live idle {:.2} ({:.1} %)  during {:.2}  \
+         (live engines on one pinned version, no per-lookup check: {:.2})\n\
          RSS: after first publish {}  end {}  peak {} bytes\n\
          final check: {}\n",
         args.engine.name(),
@@ -237,6 +242,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         mlps_idle,
         100.0 * mlps_idle / mlps_static.max(1e-9),
         mlps_during,
+        mlps_pinned,
         rss_first,
         rss_end,
         rss("VmHWM"),
