@@ -24,6 +24,10 @@
 //! search chosen at run time; [`engine::reference`] is the trivially correct model every
 //! engine is tested against.
 //!
+//! A [`Fib`] is immutable; [`LiveFib`] is the table that changes while it is read: lock-free
+//! reader handles, writers from any thread, a background rebuilder that publishes new versions
+//! (see the [`live`] module).
+//!
 //! This crate does no I/O: reading tables from files (text, MRT) is `ipfib-io`, synthetic
 //! tables are `ipfib-gen`, and the `ipfib` command line sits on top.
 
