@@ -16,12 +16,14 @@ mod error;
 pub mod lines;
 pub mod mrt;
 pub mod text;
+pub mod updates;
 
 use std::io::{BufRead, Cursor, Read};
 use std::path::Path;
 
 pub use error::LoadError;
 pub use mrt::{FileFormat, LoadOptions, LoadReport, PeerChoice, ValueKind};
+pub use updates::{read_updates, UpdateKind, UpdateRecord, UpdateReport};
 
 use ipfib::Table;
 

@@ -7,8 +7,9 @@
 //! consistency checks are ours (module `frame`), so a truncated or corrupt file is an error naming
 //! the byte offset of the bad record in the decompressed stream.
 //!
-//! Update traces (BGP4MP) are refused: they hold changes to a table, and replaying them
-//! without the table they apply to would give a partial table that looks complete.
+//! Update traces (BGP4MP) are refused as tables: they hold changes to a table, and replaying
+//! them without the table they apply to would give a partial table that looks complete. They
+//! are read as changes by [`crate::updates`].
 
 #[cfg(feature = "mrt")]
 mod frame;
@@ -20,6 +21,8 @@ mod readahead;
 mod routes;
 #[cfg(feature = "mrt")]
 mod select;
+#[cfg(feature = "mrt")]
+pub(crate) mod updates;
 
 pub use options::{FileFormat, LoadOptions, LoadReport, PeerChoice, ValueKind};
 #[cfg(feature = "mrt")]

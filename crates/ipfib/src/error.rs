@@ -94,3 +94,39 @@ pub struct InvalidStructure {
     /// Which invariant fails, and where.
     pub reason: String,
 }
+
+/// Why a [`crate::LiveFib`] refused an update or could not publish one.
+///
+/// Invalid updates are refused when they are submitted (nothing of a refused batch is
+/// applied); an accepted update is never dropped, and a failure to build the version that
+/// would show it is reported by [`crate::LiveFib::flush`] as [`LiveError::Build`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LiveError {
+    /// Update `index` of the batch (0 for a single update) names a prefix with host bits set.
+    #[error("update {index}: {source}")]
+    InvalidPrefix {
+        /// Position of the bad update in its batch.
+        index: usize,
+        /// What is wrong with its prefix.
+        source: PrefixError,
+    },
+    /// Update `index` of the batch is a route of a family the live table's engine does not
+    /// support.
+    #[error("update {index}: engine {engine} does not support {family} routes")]
+    UnsupportedFamily {
+        /// Position of the bad update in its batch.
+        index: usize,
+        /// Engine name.
+        engine: &'static str,
+        /// `"IPv4"` or `"IPv6"`.
+        family: &'static str,
+    },
+    /// The engine could not build the version holding the updates (they are kept, and go
+    /// into the next build attempt).
+    #[error("publishing a new version failed: {0}")]
+    Build(#[from] BuildError),
+    /// The background rebuilder has stopped (it panicked): nothing more can be published.
+    #[error("the live table's rebuilder thread has stopped")]
+    Closed,
+}

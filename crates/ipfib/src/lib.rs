@@ -24,6 +24,10 @@
 //! search chosen at run time; [`engine::reference`] is the trivially correct model every
 //! engine is tested against.
 //!
+//! A [`Fib`] is immutable; [`LiveFib`] is the table that changes while it is read: lock-free
+//! reader handles, writers from any thread, a background rebuilder that publishes new versions
+//! (see the [`live`] module).
+//!
 //! This crate does no I/O: reading tables from files (text, MRT) is `ipfib-io`, synthetic
 //! tables are `ipfib-gen`, and the `ipfib` command line sits on top.
 
@@ -34,15 +38,17 @@ pub mod engine;
 pub mod error;
 mod fib;
 pub mod interval;
+pub mod live;
 pub mod prefix;
 pub mod route_table;
 pub mod table;
 
 pub use addr::Address;
 pub use engine::{Backend, Build, BuildOptions, Lookup};
-pub use error::{BuildError, InvalidStructure, LookupError, PrefixError};
+pub use error::{BuildError, InvalidStructure, LiveError, LookupError, PrefixError};
 pub use fib::Fib;
 pub use interval::Intervals;
+pub use live::{LiveFib, LiveOptions, Reader, Snapshot, Update};
 pub use prefix::Prefix;
 pub use route_table::{NextHop, RouteTable};
 pub use table::Table;

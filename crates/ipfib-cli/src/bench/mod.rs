@@ -299,7 +299,7 @@ fn spinner(msg: String) -> ProgressBar {
 }
 
 /// A progress bar on stderr, hidden when stderr is not a terminal.
-fn progress(len: u64) -> ProgressBar {
+pub(crate) fn progress(len: u64) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }

@@ -19,6 +19,8 @@ pub(crate) struct Record {
     pub offset: u64,
     /// Header timestamp (seconds).
     pub timestamp: u32,
+    /// The microsecond field of `_ET` types (0 for the others).
+    pub micros: u32,
     /// MRT type.
     pub kind: u16,
     /// MRT subtype.
@@ -93,6 +95,7 @@ impl<R: BufRead> Framer<R> {
             });
         }
         let mut body_len = length as usize;
+        let mut micros = 0;
         if types::is_extended(kind) {
             if length < 4 {
                 return Err(FrameError {
@@ -106,6 +109,7 @@ impl<R: BufRead> Framer<R> {
             if got < 4 {
                 return Err(truncated(offset, length, got));
             }
+            micros = u32::from_be_bytes(micro);
             body_len -= 4;
         }
         // Grown as the bytes arrive, not allocated from the declared length: a damaged or
@@ -137,6 +141,7 @@ impl<R: BufRead> Framer<R> {
         Ok(Some(Record {
             offset,
             timestamp,
+            micros,
             kind,
             subtype,
             body,

@@ -1,0 +1,281 @@
+//! The background rebuilder: takes the queued updates, applies them to the route set, builds
+//! the engines of the families they touched and publishes the new version.
+//!
+//! One thread does all building, so writers never wait for a build (they only append to the
+//! queue under a short lock) and versions are published in submission order. While a build
+//! runs, new updates queue up and go into the next version together: under a burst, the
+//! number of publishes adapts to the build time instead of falling behind.
+
+use std::collections::HashSet;
+use std::mem;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+
+use super::update::{Families, Op};
+use super::Snapshot;
+use crate::addr::Address;
+use crate::engine::{BuildOptions, EngineInfo, Lookup};
+use crate::error::BuildError;
+use crate::prefix::Prefix;
+use crate::route_table::RouteTable;
+use crate::table::Table;
+
+/// A publish: every update up to sequence number `upto` became visible to new lookups at `at`
+/// (also recorded, with the unchanged version number, when a batch changed no route).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Publish {
+    /// The sequence number of the last update it contains (see [`super::LiveFib::insert`]).
+    pub upto: u64,
+    /// When the new version was stored (new lookups see it from then on).
+    pub at: Instant,
+    /// The version number published.
+    pub version: u64,
+}
+
+/// What writers, the rebuilder and `flush` share under one lock.
+#[derive(Default)]
+pub(super) struct Queue {
+    /// Accepted updates not yet taken by the rebuilder, in submission order.
+    pub pending: Vec<Op>,
+    /// When the oldest pending update was accepted.
+    pub first_pending_at: Option<Instant>,
+    /// Sequence number of the last accepted update (the first is 1).
+    pub submitted: u64,
+    /// Sequence number of the last update visible to new lookups.
+    pub published: u64,
+    /// A `flush` is waiting: publish without waiting for the coalescing delay.
+    pub urgent: bool,
+    /// The live table is being dropped: publish what is pending, then stop.
+    pub shutdown: bool,
+    /// The rebuilder thread has ended (normally or by a panic).
+    pub stopped: bool,
+    /// The last build failure and the sequence number of the last update it covered; cleared
+    /// by the next successful publish.
+    pub error: Option<(BuildError, u64)>,
+    /// Versions stored so far.
+    pub publishes: u64,
+    /// Publish records, when asked for ([`super::LiveOptions::record_publishes`]).
+    pub log: Option<Vec<Publish>>,
+}
+
+/// The route set of the last publish, kept by the rebuilder (and read by
+/// [`super::LiveFib::table`]), with the prefixes changed since the last successful build.
+pub(super) struct Routes {
+    pub v4: RouteTable<u32>,
+    pub v6: RouteTable<u128>,
+    changed4: Vec<Prefix<u32>>,
+    changed6: Vec<Prefix<u128>>,
+}
+
+impl Routes {
+    pub fn new(table: &Table) -> Self {
+        Routes {
+            v4: table.v4().clone(),
+            v6: table.v6().clone(),
+            changed4: Vec::new(),
+            changed6: Vec::new(),
+        }
+    }
+
+    fn apply(&mut self, op: Op) {
+        match op {
+            Op::Insert4(p, nh) => {
+                if self.v4.insert(p, nh) != Some(nh) {
+                    self.changed4.push(p);
+                }
+            }
+            Op::Insert6(p, nh) => {
+                if self.v6.insert(p, nh) != Some(nh) {
+                    self.changed6.push(p);
+                }
+            }
+            Op::Remove4(p) => {
+                if self.v4.remove(p).is_some() {
+                    self.changed4.push(p);
+                }
+            }
+            Op::Remove6(p) => {
+                if self.v6.remove(p).is_some() {
+                    self.changed6.push(p);
+                }
+            }
+            Op::ReplaceAll(table) => {
+                let (v4, v6) = table.into_families();
+                diff(&self.v4, &v4, &mut self.changed4);
+                diff(&self.v6, &v6, &mut self.changed6);
+                self.v4 = v4;
+                self.v6 = v6;
+            }
+        }
+    }
+}
+
+/// Appends the prefixes whose route differs between `old` and `new`.
+fn diff<A: Address>(old: &RouteTable<A>, new: &RouteTable<A>, changed: &mut Vec<Prefix<A>>) {
+    let new_set: HashSet<_> = new.iter().collect();
+    changed.extend(old.iter().filter(|r| !new_set.contains(r)).map(|(p, _)| p));
+    changed.extend(
+        new.iter()
+            .filter(|&(p, nh)| old.get(p) != Some(nh))
+            .map(|(p, _)| p),
+    );
+}
+
+/// Everything the live table and its rebuilder thread share.
+pub(super) struct Shared {
+    pub current: Arc<ArcSwap<Snapshot>>,
+    pub engine: &'static EngineInfo,
+    pub build: BuildOptions,
+    pub delay: Duration,
+    pub families: Families,
+    pub queue: Mutex<Queue>,
+    /// Wakes the rebuilder: updates queued, a flush, shutdown.
+    pub wake: Condvar,
+    /// Wakes `flush` callers: a publish, a failure, the thread's end.
+    pub done: Condvar,
+    pub routes: Mutex<Routes>,
+}
+
+/// Locks, ignoring poisoning: every critical section leaves the data consistent (they only
+/// push, take or assign), so a panic elsewhere must not take the live table down with it.
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Marks the thread stopped however it ends, so `flush` and writers report
+/// [`crate::LiveError::Closed`] instead of waiting forever.
+struct Stopped<'a>(&'a Shared);
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.queue).stopped = true;
+        self.0.done.notify_all();
+    }
+}
+
+/// The rebuilder thread's body.
+pub(super) fn run(shared: Arc<Shared>) {
+    let _stopped = Stopped(&shared);
+    while let Some((ops, upto)) = next_batch(&shared) {
+        let result = publish(&shared, ops);
+        let mut q = lock(&shared.queue);
+        match result {
+            Ok(Some(published)) => {
+                q.published = upto;
+                q.error = None;
+                q.publishes += 1;
+                if let Some(log) = q.log.as_mut() {
+                    log.push(Publish { upto, ..published });
+                }
+            }
+            // Nothing changed (re-announcements with the same next hop): visible already,
+            // in the version that is current.
+            Ok(None) => {
+                q.published = upto;
+                let version = shared.current.load().version();
+                if let Some(log) = q.log.as_mut() {
+                    log.push(Publish {
+                        upto,
+                        at: Instant::now(),
+                        version,
+                    });
+                }
+            }
+            Err(e) => q.error = Some((e, upto)),
+        }
+        drop(q);
+        shared.done.notify_all();
+    }
+}
+
+/// Waits for updates, then for the coalescing delay (cut short by a flush or shutdown), and
+/// takes everything queued. `None`: shutdown with nothing pending.
+fn next_batch(shared: &Shared) -> Option<(Vec<Op>, u64)> {
+    let mut q = lock(&shared.queue);
+    loop {
+        if q.pending.is_empty() {
+            if q.shutdown {
+                return None;
+            }
+            q = shared.wake.wait(q).unwrap_or_else(PoisonError::into_inner);
+            continue;
+        }
+        if q.urgent || q.shutdown {
+            break;
+        }
+        let due = q.first_pending_at.unwrap_or_else(Instant::now) + shared.delay;
+        let now = Instant::now();
+        if now >= due {
+            break;
+        }
+        q = shared
+            .wake
+            .wait_timeout(q, due - now)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
+    q.urgent = false;
+    q.first_pending_at = None;
+    Some((mem::take(&mut q.pending), q.submitted))
+}
+
+/// Applies `ops` and publishes a version with the touched families rebuilt. `Ok(None)` when
+/// the route set did not change.
+fn publish(shared: &Shared, ops: Vec<Op>) -> Result<Option<Publish>, BuildError> {
+    // Held until the version is stored, so `LiveFib::table` always shows a published set.
+    let mut routes = lock(&shared.routes);
+    for op in ops {
+        routes.apply(op);
+    }
+    if routes.changed4.is_empty() && routes.changed6.is_empty() {
+        return Ok(None);
+    }
+    let prev = shared.current.load_full();
+    let Routes {
+        v4,
+        v6,
+        changed4,
+        changed6,
+    } = &mut *routes;
+    let new4 = rebuild(shared, &prev.v4, v4, changed4)?;
+    let new6 = rebuild(shared, &prev.v6, v6, changed6)?;
+    let version = prev.version + 1;
+    shared.current.store(Arc::new(Snapshot {
+        version,
+        engine: shared.engine.name(),
+        v4: new4,
+        v6: new6,
+    }));
+    let at = Instant::now();
+    // Only now are the changes in a published version; a failed build keeps them for the
+    // next attempt.
+    changed4.clear();
+    changed6.clear();
+    Ok(Some(Publish {
+        upto: 0,
+        at,
+        version,
+    }))
+}
+
+/// One family's engine for the new version: the old one when nothing of it changed, else the
+/// engine's own partial rebuild, else a build from scratch.
+fn rebuild<A: Address>(
+    shared: &Shared,
+    prev: &Arc<dyn Lookup<A>>,
+    table: &RouteTable<A>,
+    changed: &mut Vec<Prefix<A>>,
+) -> Result<Arc<dyn Lookup<A>>, BuildError> {
+    if changed.is_empty() {
+        return Ok(Arc::clone(prev));
+    }
+    changed.sort_unstable();
+    changed.dedup();
+    let built = match prev.rebuild(table, changed, &shared.build) {
+        Some(partial) => partial?,
+        None => shared.engine.build(table, &shared.build)?,
+    };
+    Ok(Arc::from(built))
+}

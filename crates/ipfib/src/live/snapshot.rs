@@ -1,0 +1,106 @@
+//! [`Snapshot`]: one published version of a live table, immutable, with `Fib`'s lookups.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use crate::engine::Lookup;
+use crate::error::LookupError;
+use crate::route_table::NextHop;
+
+/// One version of a [`super::LiveFib`]: both families' engines as they were published. It never
+/// changes; a reader that holds it keeps answering from it (and keeps it in memory) until it
+/// loads a newer one.
+///
+/// The engines are reference-counted so a version that changes one family shares the other
+/// family's engine with the version before it.
+///
+/// Unlike [`crate::Fib`] a snapshot keeps no route list (`lookup_prefix`): building one costs
+/// time proportional to the table on every publish. [`super::LiveFib::lookup_prefix`] answers
+/// that question from the live table's route set instead.
+pub struct Snapshot {
+    pub(super) version: u64,
+    pub(super) engine: &'static str,
+    pub(super) v4: Arc<dyn Lookup<u32>>,
+    pub(super) v6: Arc<dyn Lookup<u128>>,
+}
+
+impl Snapshot {
+    /// The version number: 0 for the table the live table was created with, then one more per
+    /// publish.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The next hop of the longest route containing `addr` (of its own family), or `None`.
+    #[inline]
+    pub fn lookup(&self, addr: IpAddr) -> Option<NextHop> {
+        match addr {
+            IpAddr::V4(a) => self.v4.lookup(u32::from(a)),
+            IpAddr::V6(a) => self.v6.lookup(u128::from(a)),
+        }
+    }
+
+    /// One IPv4 address (`u32::from(Ipv4Addr)`).
+    #[inline]
+    pub fn lookup_v4(&self, addr: u32) -> Option<NextHop> {
+        self.v4.lookup(addr)
+    }
+
+    /// One IPv6 address (`u128::from(Ipv6Addr)`).
+    #[inline]
+    pub fn lookup_v6(&self, addr: u128) -> Option<NextHop> {
+        self.v6.lookup(addr)
+    }
+
+    /// As [`crate::Fib::lookup_v4_batch`]: plain next hops, `miss` where no route matches;
+    /// the slices must have equal lengths.
+    pub fn lookup_v4_batch(
+        &self,
+        addrs: &[u32],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        self.v4.lookup_batch_raw(addrs, out, miss)
+    }
+
+    /// As [`crate::Fib::lookup_v6_batch`].
+    pub fn lookup_v6_batch(
+        &self,
+        addrs: &[u128],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        self.v6.lookup_batch_raw(addrs, out, miss)
+    }
+
+    /// The IPv4 engine (batches into `Option`s, stats, validation).
+    pub fn v4(&self) -> &dyn Lookup<u32> {
+        self.v4.as_ref()
+    }
+
+    /// The IPv6 engine.
+    pub fn v6(&self) -> &dyn Lookup<u128> {
+        self.v6.as_ref()
+    }
+
+    /// Bytes of both engines' lookup structures (shared parts counted in full).
+    pub fn memory_bytes(&self) -> usize {
+        self.v4.memory_bytes() + self.v6.memory_bytes()
+    }
+
+    /// The engine's registered name.
+    pub fn engine_name(&self) -> &'static str {
+        self.engine
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("version", &self.version)
+            .field("engine", &self.engine)
+            .field("memory_bytes", &self.memory_bytes())
+            .finish_non_exhaustive()
+    }
+}

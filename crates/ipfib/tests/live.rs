@@ -1,0 +1,432 @@
+//! `LiveFib` against the reference engine: a bounded stress test with concurrent writers and
+//! readers, a property test over any sequence of updates, and the API's edge cases. Every
+//! registered engine is run (engines enumerated from the registry, never listed).
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ipfib::engine::{self, BuildOptions};
+use ipfib::{LiveError, LiveFib, LiveOptions, NextHop, Table, Update};
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use proptest::prelude::*;
+
+fn net(s: &str) -> IpNet {
+    s.parse().expect("test prefix")
+}
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().expect("test address")
+}
+
+/// Every address worth asking about a route set: each prefix's first and last address and
+/// their neighbours, plus fixed probes.
+fn probes(table: &Table) -> Vec<IpAddr> {
+    let mut out = vec![
+        ip("0.0.0.0"),
+        ip("255.255.255.255"),
+        ip("::"),
+        ip("ffff::1"),
+    ];
+    for (p, _) in table.v4().iter() {
+        let (a, b) = (p.first(), p.last());
+        for x in [a, b, a.wrapping_sub(1), b.wrapping_add(1)] {
+            out.push(IpAddr::V4(Ipv4Addr::from(x)));
+        }
+    }
+    for (p, _) in table.v6().iter() {
+        let (a, b) = (p.first(), p.last());
+        for x in [a, b, a.wrapping_sub(1), b.wrapping_add(1)] {
+            out.push(IpAddr::V6(Ipv6Addr::from(x)));
+        }
+    }
+    out
+}
+
+/// The live table's current version answers exactly like the reference engine built from
+/// `expected`, and holds exactly its routes.
+fn assert_matches_reference(live: &LiveFib, expected: &Table) {
+    assert_eq!(&live.table(), expected, "route set after flush");
+    let reference = engine::by_name("reference").unwrap();
+    let r4 = reference
+        .build(expected.v4(), &BuildOptions::default())
+        .unwrap();
+    let r6 = reference
+        .build(expected.v6(), &BuildOptions::default())
+        .unwrap();
+    let mut reader = live.reader();
+    for a in probes(expected) {
+        let want = match a {
+            IpAddr::V4(v) => r4.lookup(u32::from(v)),
+            IpAddr::V6(v) => r6.lookup(u128::from(v)),
+        };
+        assert_eq!(reader.lookup(a), want, "{} at {a}", live.engine_name());
+        assert_eq!(
+            live.lookup(a),
+            want,
+            "{} at {a} (no handle)",
+            live.engine_name()
+        );
+    }
+}
+
+#[test]
+fn updates_are_visible_after_flush_and_bad_ones_are_refused() {
+    for info in engine::engines() {
+        let mut t = Table::new();
+        t.insert(net("10.0.0.0/8"), 1).unwrap();
+        t.insert(net("2001:db8::/32"), 2).unwrap();
+        let live = LiveFib::new(&t, info.name()).unwrap();
+        let mut reader = live.reader();
+        assert_eq!(reader.snapshot().version(), 0);
+
+        let seq = live.insert(net("10.1.0.0/16"), 3).unwrap();
+        assert_eq!(seq, 1);
+        live.remove(net("2001:db8::/32")).unwrap();
+        live.apply([
+            Update::Insert(net("::/0"), 4),
+            Update::Insert(net("10.1.0.0/16"), 5),
+        ])
+        .unwrap();
+        live.flush().unwrap();
+        assert_eq!(reader.lookup(ip("10.1.2.3")), Some(5), "later update wins");
+        assert_eq!(reader.lookup(ip("10.2.0.0")), Some(1));
+        assert_eq!(reader.lookup(ip("2001:db8::1")), Some(4));
+        assert_eq!(
+            live.lookup_prefix(ip("10.1.2.3")),
+            Some((net("10.1.0.0/16"), 5))
+        );
+
+        // A batch with one bad update is refused whole, naming it.
+        let before = live.submitted();
+        let err = live
+            .apply([
+                Update::Insert(net("10.9.0.0/16"), 9),
+                Update::Remove(net("10.0.0.1/8")),
+            ])
+            .unwrap_err();
+        assert!(
+            matches!(err, LiveError::InvalidPrefix { index: 1, .. }),
+            "{err}"
+        );
+        assert_eq!(
+            live.submitted(),
+            before,
+            "nothing of a refused batch is queued"
+        );
+        live.flush().unwrap();
+        assert_eq!(reader.lookup(ip("10.9.0.1")), Some(1));
+
+        // Replacing the whole set.
+        let mut other = Table::new();
+        other.insert(net("192.0.2.0/24"), 7).unwrap();
+        live.replace_all(other.clone()).unwrap();
+        live.flush().unwrap();
+        assert_matches_reference(&live, &other);
+
+        // Re-announcing the same route changes nothing and publishes nothing.
+        let publishes = live.publishes();
+        live.insert(net("192.0.2.0/24"), 7).unwrap();
+        live.flush().unwrap();
+        assert_eq!(live.publishes(), publishes);
+    }
+}
+
+#[test]
+fn dropping_publishes_what_is_queued_and_readers_outlive_the_table() {
+    let live = LiveFib::with_options(
+        &Table::new(),
+        "planb",
+        LiveOptions::default().with_delay(Duration::from_secs(3600)),
+    )
+    .unwrap();
+    let mut reader = live.reader();
+    live.insert(net("10.0.0.0/8"), 1).unwrap();
+    let start = Instant::now();
+    drop(live);
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "drop skips the delay"
+    );
+    assert_eq!(
+        reader.lookup(ip("10.0.0.1")),
+        Some(1),
+        "an accepted update is never lost"
+    );
+}
+
+#[test]
+fn flush_does_not_wait_for_the_coalescing_delay() {
+    let live = LiveFib::with_options(
+        &Table::new(),
+        "reference",
+        LiveOptions::default().with_delay(Duration::from_secs(3600)),
+    )
+    .unwrap();
+    live.insert(net("10.0.0.0/8"), 1).unwrap();
+    live.flush().unwrap();
+    assert_eq!(live.lookup(ip("10.0.0.1")), Some(1));
+}
+
+#[test]
+fn old_versions_are_freed_when_no_reader_holds_them() {
+    let live = LiveFib::new(&Table::new(), "planb").unwrap();
+    let mut reader = live.reader();
+    let first = Arc::downgrade(reader.snapshot());
+    live.insert(net("10.0.0.0/8"), 1).unwrap();
+    live.flush().unwrap();
+    assert!(
+        first.upgrade().is_some(),
+        "the reader still holds version 0"
+    );
+    reader.refresh();
+    assert!(first.upgrade().is_none(), "freed once the reader moved on");
+    assert_eq!(reader.snapshot().version(), 1);
+}
+
+/// Prefixes of the stress test: pair `k` is 10.k.0.0/16 and 2001:db8:k::/48, both changed in
+/// the same batch, so a reader that sees one of them at generation g and the other at another
+/// generation saw a mix of versions.
+fn pair(k: u16) -> (IpNet, IpNet, IpAddr, IpAddr) {
+    let v4 = Ipv4Net::new(Ipv4Addr::new(10, k as u8, 0, 0), 16).unwrap();
+    let v6 = Ipv6Net::new(Ipv6Addr::new(0x2001, 0xdb8, k, 0, 0, 0, 0, 0), 48).unwrap();
+    let a4 = IpAddr::V4(Ipv4Addr::new(10, k as u8, 7, 7));
+    let a6 = IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, k, 0, 0, 0, 0, 7));
+    (IpNet::V4(v4), IpNet::V6(v6), a4, a6)
+}
+
+/// The next hop of the covering routes (10/8 and 2001:db8::/32), seen when a pair is removed.
+const COVER: NextHop = 0;
+const PAIRS: u16 = 8;
+
+/// Writers churn pairs of routes; readers check every answer against the generations that
+/// were live while they looked. Generation g of a pair: odd = both routes present with next
+/// hop g, even = both removed. `committed[k]` is a generation known visible before a lookup
+/// starts (written after `wait_visible`), `submitted[k]` is raised before a generation is
+/// submitted; an answer must come from a generation between the two read around the lookup.
+#[test]
+fn stress_readers_see_only_live_versions_and_the_end_equals_the_reference() {
+    for info in engine::engines() {
+        stress(info.name(), Duration::from_millis(700));
+    }
+}
+
+fn stress(engine_name: &str, run_for: Duration) {
+    let mut base = Table::new();
+    base.insert(net("10.0.0.0/8"), COVER).unwrap();
+    base.insert(net("2001:db8::/32"), COVER).unwrap();
+    // Background routes so builds are not trivially small.
+    for i in 0..2000u32 {
+        let p = Ipv4Net::new(Ipv4Addr::from(0x2000_0000 + (i << 8)), 24).unwrap();
+        base.insert(IpNet::V4(p), i).unwrap();
+    }
+    let live = Arc::new(
+        LiveFib::with_options(
+            &base,
+            engine_name,
+            LiveOptions::default().with_delay(Duration::from_micros(50)),
+        )
+        .unwrap(),
+    );
+    let committed: Arc<Vec<AtomicU64>> = Arc::new((0..PAIRS).map(|_| AtomicU64::new(0)).collect());
+    let submitted: Arc<Vec<AtomicU64>> = Arc::new((0..PAIRS).map(|_| AtomicU64::new(0)).collect());
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = 2u16;
+    let readers = 2;
+    let barrier = Arc::new(Barrier::new(usize::from(writers) + readers + 1));
+    let mut handles = Vec::new();
+    for w in 0..writers {
+        let (live, committed, submitted, stop, barrier) = (
+            live.clone(),
+            committed.clone(),
+            submitted.clone(),
+            stop.clone(),
+            barrier.clone(),
+        );
+        handles.push(thread::spawn(move || {
+            barrier.wait();
+            let mut step = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                // Writer w owns the pairs k with k % writers == w.
+                let k = w + writers * ((step as u16) % (PAIRS / writers));
+                let (n4, n6, _, _) = pair(k);
+                let g = submitted[k as usize].load(Ordering::SeqCst) + 1;
+                submitted[k as usize].store(g, Ordering::SeqCst);
+                let batch = if g % 2 == 1 {
+                    [
+                        Update::Insert(n4, g as NextHop),
+                        Update::Insert(n6, g as NextHop),
+                    ]
+                } else {
+                    [Update::Remove(n4), Update::Remove(n6)]
+                };
+                let seq = live.apply(batch).unwrap();
+                if step.is_multiple_of(4) {
+                    live.wait_visible(seq).unwrap();
+                    committed[k as usize].store(g, Ordering::SeqCst);
+                }
+                step += 1;
+            }
+        }));
+    }
+    let checks = Arc::new(AtomicU64::new(0));
+    for r in 0..readers {
+        let (mut reader, committed, submitted, stop, barrier, checks) = (
+            live.reader(),
+            committed.clone(),
+            submitted.clone(),
+            stop.clone(),
+            barrier.clone(),
+            checks.clone(),
+        );
+        handles.push(thread::spawn(move || {
+            barrier.wait();
+            let mut i = r as u16;
+            while !stop.load(Ordering::Relaxed) {
+                let k = i % PAIRS;
+                i = i.wrapping_add(1);
+                let (_, _, a4, a6) = pair(k);
+                let low = committed[k as usize].load(Ordering::SeqCst);
+                let snap = reader.snapshot().clone();
+                let (h4, h6) = (snap.lookup(a4), snap.lookup(a6));
+                let high = submitted[k as usize].load(Ordering::SeqCst);
+                assert_eq!(h4, h6, "pair {k}: one version has both routes or neither");
+                let h = h4.expect("the covering routes are never removed");
+                let ok = if h == COVER {
+                    // Removed: generation 0 (never inserted) or an even one in range.
+                    (low..=high).any(|g| g % 2 == 0)
+                } else {
+                    let g = u64::from(h);
+                    g % 2 == 1 && (low..=high).contains(&g)
+                };
+                assert!(
+                    ok,
+                    "pair {k}: answer {h} is from no generation live during the lookup \
+                     ({low}..={high})"
+                );
+                // And one single lookup through the handle.
+                let single = reader.lookup(a4).unwrap();
+                assert!(u64::from(single) <= submitted[k as usize].load(Ordering::SeqCst));
+                checks.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    barrier.wait();
+    thread::sleep(run_for);
+    stop.store(true, Ordering::Relaxed);
+    for h in handles {
+        h.join().expect("no thread failed a check");
+    }
+    assert!(checks.load(Ordering::Relaxed) > 100, "readers ran");
+    live.flush().unwrap();
+    let mut expected = base.clone();
+    for k in 0..PAIRS {
+        let g = submitted[k as usize].load(Ordering::SeqCst);
+        let (n4, n6, _, _) = pair(k);
+        if g % 2 == 1 {
+            expected.insert(n4, g as NextHop).unwrap();
+            expected.insert(n6, g as NextHop).unwrap();
+        }
+    }
+    assert!(live.publishes() > 10, "{engine_name}: the test published");
+    assert_matches_reference(&live, &expected);
+}
+
+/// An update drawn from a small universe of nested prefixes, so inserts, removes and
+/// replacements hit the same routes often.
+fn arb_update() -> impl Strategy<Value = Update> {
+    let v4 = (
+        0u32..16,
+        prop_oneof![Just(8u8), Just(16), Just(24), Just(32)],
+    )
+        .prop_map(|(i, len)| {
+            let addr = 0x0a00_0000u32 | (i << 20) | (i << 9);
+            IpNet::V4(Ipv4Net::new(Ipv4Addr::from(addr), len).unwrap().trunc())
+        });
+    let v6 = (
+        0u128..16,
+        prop_oneof![Just(0u8), Just(32), Just(48), Just(128)],
+    )
+        .prop_map(|(i, len)| {
+            let addr = (0x2001_0db8u128 << 96) | (i << 84) | i;
+            IpNet::V6(Ipv6Net::new(Ipv6Addr::from(addr), len).unwrap().trunc())
+        });
+    let net = prop_oneof![v4, v6];
+    prop_oneof![
+        (net.clone(), 0u32..4).prop_map(|(n, nh)| Update::Insert(n, nh)),
+        net.prop_map(Update::Remove),
+    ]
+}
+
+#[derive(Clone, Debug)]
+enum Step {
+    One(Update),
+    Batch(Vec<Update>),
+    Flush,
+}
+
+fn arb_step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => arb_update().prop_map(Step::One),
+        2 => prop::collection::vec(arb_update(), 0..8).prop_map(Step::Batch),
+        1 => Just(Step::Flush),
+    ]
+}
+
+fn apply_model(model: &mut BTreeMap<IpNet, NextHop>, u: &Update) {
+    match *u {
+        Update::Insert(n, nh) => {
+            model.insert(n, nh);
+        }
+        Update::Remove(n) => {
+            model.remove(&n);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Any sequence of inserts, removes and batches, with flushes anywhere, then a flush:
+    /// the live table holds exactly the model's routes and answers like the reference.
+    #[test]
+    fn any_update_sequence_then_flush_equals_the_reference(
+        steps in prop::collection::vec(arb_step(), 0..40),
+        delay_us in prop_oneof![Just(0u64), Just(50), Just(2000)],
+    ) {
+        for info in engine::engines() {
+            let live = LiveFib::with_options(
+                &Table::new(),
+                info.name(),
+                LiveOptions::default().with_delay(Duration::from_micros(delay_us)),
+            )
+            .unwrap();
+            let mut model = BTreeMap::new();
+            for step in &steps {
+                match step {
+                    Step::One(u) => {
+                        match u {
+                            Update::Insert(n, nh) => live.insert(*n, *nh).unwrap(),
+                            Update::Remove(n) => live.remove(*n).unwrap(),
+                        };
+                        apply_model(&mut model, u);
+                    }
+                    Step::Batch(b) => {
+                        live.apply(b.clone()).unwrap();
+                        b.iter().for_each(|u| apply_model(&mut model, u));
+                    }
+                    Step::Flush => live.flush().unwrap(),
+                }
+            }
+            live.flush().unwrap();
+            let mut expected = Table::new();
+            for (n, nh) in &model {
+                expected.insert(*n, *nh).unwrap();
+            }
+            assert_matches_reference(&live, &expected);
+        }
+    }
+}
