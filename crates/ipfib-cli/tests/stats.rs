@@ -60,13 +60,13 @@ fn json_counts_match_the_hand_counted_table_for_both_engines() {
         for f in families {
             if engine == "planb" {
                 assert!(f["depth"].as_u64().unwrap() >= 1, "{f}");
-                assert!(f["leaves"].as_u64().unwrap() >= 1, "{f}");
-                assert!(f["inner_nodes"].as_u64().is_some(), "{f}");
+                assert!(f["lines"].as_u64().unwrap() >= 1, "{f}");
+                assert_eq!(f["segments"].as_u64(), Some(1), "a built table: {f}");
                 assert!(!f["node_search"].as_str().unwrap().is_empty(), "{f}");
                 let parts: u64 = [
                     "direct_bytes",
-                    "inner_bytes",
-                    "leaf_bytes",
+                    "segment_of_bytes",
+                    "line_bytes",
                     "fallback_bytes",
                 ]
                 .iter()

@@ -184,7 +184,8 @@ fn old_versions_are_freed_when_no_reader_holds_them() {
     );
     reader.refresh();
     assert!(first.upgrade().is_none(), "freed once the reader moved on");
-    assert_eq!(reader.snapshot().version(), 1);
+    // Version 1 has the route; compaction steps may have published more since.
+    assert!(reader.snapshot().version() >= 1);
 }
 
 /// Prefixes of the stress test: pair `k` is 10.k.0.0/16 and 2001:db8:k::/48, both changed in

@@ -70,9 +70,34 @@ enum Source {
     Base,
 }
 
+/// When each record happened, in µs after the first. A stream whose timestamps are all whole
+/// seconds (BGP4MP and the text captures; BGP4MP_ET has microseconds) does not say when within
+/// its second a record came, and replaying a busy second as one instant would make thousands of
+/// updates arrive together: the records of each second are spread evenly over it instead, in
+/// recorded order.
+pub fn record_times(records: &[UpdateRecord]) -> Vec<u64> {
+    let start = records.first().map_or(0, |r| r.time_us);
+    let mut at: Vec<u64> = records
+        .iter()
+        .map(|r| r.time_us.saturating_sub(start))
+        .collect();
+    if records.iter().all(|r| r.time_us % 1_000_000 == 0) {
+        let mut i = 0;
+        while i < at.len() {
+            let j = i + at[i..].iter().take_while(|&&t| t == at[i]).count();
+            let n = (j - i) as u64;
+            for (k, t) in at[i..j].iter_mut().enumerate() {
+                *t += k as u64 * 1_000_000 / n;
+            }
+            i = j;
+        }
+    }
+    at
+}
+
 /// The FIB changes a stream makes to `base` under `peer`, and the final route set.
 pub fn plan(records: &[UpdateRecord], base: &Table, peer: &PeerArg) -> (Vec<Timed>, Table) {
-    let start = records.first().map_or(0, |r| r.time_us);
+    let times = record_times(records);
     let mut hops: HashMap<IpAddr, NextHop> = HashMap::new();
     let mut hop_id = |nh: Option<IpAddr>| -> NextHop {
         nh.map_or(0, |a| {
@@ -83,8 +108,7 @@ pub fn plan(records: &[UpdateRecord], base: &Table, peer: &PeerArg) -> (Vec<Time
     let mut routes: HashMap<IpNet, BTreeMap<Source, NextHop>> = HashMap::new();
     let mut out = Vec::new();
     let mut table = base.clone();
-    for r in records {
-        let at_us = r.time_us.saturating_sub(start);
+    for (r, &at_us) in records.iter().zip(&times) {
         let change = match peer {
             PeerArg::One(ip) if r.peer != Some(*ip) => None,
             PeerArg::One(_) => Some(match r.kind {
@@ -187,5 +211,20 @@ mod tests {
         assert!(fin.is_empty());
         assert_eq!("ALL".parse::<PeerArg>().unwrap(), PeerArg::All);
         assert!("x".parse::<PeerArg>().is_err());
+    }
+
+    #[test]
+    fn whole_second_streams_are_spread_over_each_second() {
+        let second = |t: u64| rec(t, "192.0.2.1", "10.0.0.0/8", None);
+        let records = [
+            second(5_000_000),
+            second(5_000_000),
+            second(5_000_000),
+            second(6_000_000),
+        ];
+        assert_eq!(record_times(&records), [0, 333_333, 666_666, 1_000_000]);
+        // Microsecond timestamps (BGP4MP_ET) are kept as recorded.
+        let records = [second(5_000_000), second(5_000_000), second(5_000_007)];
+        assert_eq!(record_times(&records), [0, 0, 7]);
     }
 }

@@ -35,6 +35,10 @@ holds the route of the lowest peer address currently announcing it; a base-table
 after every peer and is never withdrawn by them. Next hops are the stream's BGP next-hop
 addresses numbered 1, 2, ... by first appearance (0 when absent).
 
+Timing: a stream whose timestamps are all whole seconds (BGP4MP, the text captures) does not
+say when within a second a record came; its records are spread evenly over their second in
+recorded order. BGP4MP_ET microsecond times are replayed as recorded.
+
 Reported (and written to --json): updates, publishes, visible_us_p50/p99/max (submission to
 the publish that made an update visible), lookup_mlps_static (the static engine on the final
 table), lookup_mlps_live_idle, lookup_mlps_during, peak_rss_bytes, final_check (\"ok\" or the
@@ -317,21 +321,21 @@ fn submit(live: &LiveFib, changes: &[Timed], speed: Speed) -> (anyhow::Result<Ve
     (Ok(out), rss_first)
 }
 
-/// Sleeps until `due`, the last stretch spinning (a sleep overshoots by tens of µs).
+/// Waits until about `due`.
 fn wait_until(due: Instant) {
-    loop {
-        let now = Instant::now();
-        if now >= due {
-            return;
-        }
-        let left = due - now;
-        if left > Duration::from_micros(300) {
-            std::thread::sleep(left - Duration::from_micros(200));
-        } else {
-            std::hint::spin_loop();
-        }
+    // Sleep, never spin: the readers and the rebuilder need the cores (this machine has two),
+    // and a spinning submitter would make the rebuilder wait for a time slice. A sleep may
+    // overshoot by tens of µs; each update's submission time is taken when it is actually
+    // submitted, so visibility is measured from there. Waits shorter than the overshoot are
+    // skipped (the update goes out up to that much early).
+    let now = Instant::now();
+    if due > now + SLEEP_GRAIN {
+        std::thread::sleep(due - now);
     }
 }
+
+/// Waits shorter than this are not slept (a sleep overshoots by about as much).
+const SLEEP_GRAIN: Duration = Duration::from_micros(60);
 
 /// Microseconds from submission to visibility, one entry per update, sorted.
 fn visibility(submits: &[Submit], publishes: &[Publish]) -> Vec<f64> {

@@ -141,6 +141,15 @@ pub trait Lookup<A: Address>: Send + Sync {
         let _ = (table, changed, options);
         None
     }
+
+    /// A smaller equivalent of this engine, made with bounded work: after partial rebuilds an
+    /// engine may hold space its replaced parts used, and [`crate::LiveFib`]'s rebuilder calls
+    /// this while no update is waiting, again and again until it returns `None`. `None`:
+    /// nothing to compact (the default).
+    fn compact(&self, options: &BuildOptions) -> Option<Result<Box<dyn Lookup<A>>, BuildError>> {
+        let _ = options;
+        None
+    }
 }
 
 /// The build side of an engine: how it is made from one family's routes.

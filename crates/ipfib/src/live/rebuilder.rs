@@ -58,6 +58,11 @@ pub(super) struct Queue {
     pub publishes: u64,
     /// Publish records, when asked for ([`super::LiveOptions::record_publishes`]).
     pub log: Option<Vec<Publish>>,
+    /// A publish happened since the engines last had nothing to compact: run compaction
+    /// steps while no update waits.
+    pub compact: bool,
+    /// When the last version with new routes was stored.
+    pub last_publish_at: Option<Instant>,
 }
 
 /// The route set of the last publish, kept by the rebuilder (and read by
@@ -158,11 +163,21 @@ impl Drop for Stopped<'_> {
 /// The rebuilder thread's body.
 pub(super) fn run(shared: Arc<Shared>) {
     let _stopped = Stopped(&shared);
-    while let Some((ops, upto)) = next_batch(&shared) {
+    while let Some(work) = next_work(&shared) {
+        let (ops, upto) = match work {
+            Work::Publish(ops, upto) => (ops, upto),
+            Work::Compact => {
+                let more = compact(&shared);
+                lock(&shared.queue).compact = more;
+                continue;
+            }
+        };
         let result = publish(&shared, ops);
         let mut q = lock(&shared.queue);
         match result {
             Ok(Some(published)) => {
+                q.compact = true;
+                q.last_publish_at = Some(published.at);
                 q.published = upto;
                 q.error = None;
                 q.publishes += 1;
@@ -190,14 +205,40 @@ pub(super) fn run(shared: Arc<Shared>) {
     }
 }
 
+/// How long no update must have been published before compaction steps run.
+const COMPACT_AFTER: Duration = Duration::from_millis(2);
+
+/// What the rebuilder does next.
+enum Work {
+    /// Publish these updates (everything queued, up to this sequence number).
+    Publish(Vec<Op>, u64),
+    /// Nothing is queued and the engines may hold dead space: one compaction step.
+    Compact,
+}
+
 /// Waits for updates, then for the coalescing delay (cut short by a flush or shutdown), and
-/// takes everything queued. `None`: shutdown with nothing pending.
-fn next_batch(shared: &Shared) -> Option<(Vec<Op>, u64)> {
+/// takes everything queued; with nothing queued after a publish, asks for compaction steps
+/// first. `None`: shutdown with nothing pending.
+fn next_work(shared: &Shared) -> Option<Work> {
     let mut q = lock(&shared.queue);
     loop {
         if q.pending.is_empty() {
             if q.shutdown {
                 return None;
+            }
+            if q.compact {
+                // Compact only after a quiet spell, so that a burst of updates is not
+                // interleaved with compaction steps.
+                let quiet = q.last_publish_at.map_or(Duration::ZERO, |t| t.elapsed());
+                if quiet >= COMPACT_AFTER {
+                    return Some(Work::Compact);
+                }
+                q = shared
+                    .wake
+                    .wait_timeout(q, COMPACT_AFTER - quiet)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                continue;
             }
             q = shared.wake.wait(q).unwrap_or_else(PoisonError::into_inner);
             continue;
@@ -218,7 +259,26 @@ fn next_batch(shared: &Shared) -> Option<(Vec<Op>, u64)> {
     }
     q.urgent = false;
     q.first_pending_at = None;
-    Some((mem::take(&mut q.pending), q.submitted))
+    Some(Work::Publish(mem::take(&mut q.pending), q.submitted))
+}
+
+/// One compaction step of both families' engines ([`Lookup::compact`]), published as a new
+/// version with the same routes. False when neither engine had anything to compact (or a step
+/// failed: the engine in use stays, and compaction waits for the next publish).
+fn compact(shared: &Shared) -> bool {
+    let prev = shared.current.load_full();
+    let v4 = prev.v4.compact(&shared.build).and_then(Result::ok);
+    let v6 = prev.v6.compact(&shared.build).and_then(Result::ok);
+    if v4.is_none() && v6.is_none() {
+        return false;
+    }
+    shared.current.store(Arc::new(Snapshot {
+        version: prev.version + 1,
+        engine: prev.engine,
+        v4: v4.map_or_else(|| Arc::clone(&prev.v4), Arc::from),
+        v6: v6.map_or_else(|| Arc::clone(&prev.v6), Arc::from),
+    }));
+    true
 }
 
 /// Applies `ops` and publishes a version with the touched families rebuilt. `Ok(None)` when

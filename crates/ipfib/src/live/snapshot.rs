@@ -27,7 +27,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// The version number: 0 for the table the live table was created with, then one more per
-    /// publish.
+    /// publish and per compaction step (which changes no route).
     pub fn version(&self) -> u64 {
         self.version
     }

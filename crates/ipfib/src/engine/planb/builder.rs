@@ -289,7 +289,7 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
         })],
         intervals: Some(intervals.len()),
         results: Some(results),
-        built_lines: None,
+        live: None,
     }
 }
 

@@ -129,6 +129,10 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     fn keys_in(line: &Self::Line, slots: usize) -> usize;
     /// Key slot `i` of a node.
     fn key_at(line: &Self::Line, i: usize) -> Self;
+    /// Replaces the link of an inner node (a tree copied to another place in a segment).
+    fn set_link(line: &mut Self::Line, link: u32);
+    /// Replaces the hop slot of leaf position `r` (a fallback cell renumbered).
+    fn set_hop(line: &mut Self::Line, r: u32, hop: u32);
 
     /// The answer at position `r` (at most `LEAF_KEYS`) of a leaf: the inverse of
     /// [`Key::leaf`]'s encoding.
@@ -210,6 +214,12 @@ impl Key for u32 {
     fn key_at(line: &Line32, i: usize) -> u32 {
         line.0[i]
     }
+    fn set_link(line: &mut Line32, link: u32) {
+        line.0[15] = link;
+    }
+    fn set_hop(line: &mut Line32, r: u32, hop: u32) {
+        line.0[8 + (r as usize & 7)] = hop;
+    }
 }
 
 /// The 32-bit word at halves `i, i + 1` of a [`Line16`].
@@ -280,6 +290,12 @@ impl Key for u16 {
     }
     fn key_at(line: &Line16, i: usize) -> u16 {
         line.0[i]
+    }
+    fn set_link(line: &mut Line16, link: u32) {
+        put_word16(&mut line.0, 30, link);
+    }
+    fn set_hop(line: &mut Line16, r: u32, hop: u32) {
+        put_word16(&mut line.0, 12 + 2 * (r as usize).min(9), hop);
     }
 }
 

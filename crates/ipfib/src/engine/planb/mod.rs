@@ -34,6 +34,10 @@ use crate::route_table::{NextHop, RouteTable};
 use layout::{Family, Key, Segment};
 use std::sync::Arc;
 
+/// Lines one compaction step copies at most (128 KiB: a step costs about as much as a
+/// partial rebuild of a dense chunk).
+const COMPACT_BUDGET: usize = 2048;
+
 /// The PlanB lookup structure for one family (`PlanB<u32>` = IPv4, `PlanB<u128>` = IPv6).
 ///
 /// Every value satisfies the structural invariants `validate` checks (the builder only makes
@@ -67,9 +71,10 @@ pub struct PlanB<A: Family> {
     /// rebuild does not see the whole table, so it does not know them).
     intervals: Option<usize>,
     results: Option<usize>,
-    /// Lines of the last full build: a partial rebuild that would leave much more (dead lines
-    /// of replaced chunks) builds in full instead.
-    built_lines: usize,
+    /// Lines of each segment that some chunk still uses (a one-answer chain several chunks
+    /// share counts as used until a full build or compaction): the rest are dead lines of
+    /// replaced trees, which compaction reclaims.
+    live: Vec<usize>,
     dispatch: search::Dispatch,
 }
 
@@ -81,15 +86,15 @@ struct Parts<A: Family> {
     depth: usize,
     intervals: Option<usize>,
     results: Option<usize>,
-    /// `None` for a full build; a partial rebuild carries its predecessor's figure.
-    built_lines: Option<usize>,
+    /// Used lines per segment (`PlanB::live`); `None` when every line is (a full build).
+    live: Option<Vec<usize>>,
 }
 
 impl<A: Family> PlanB<A> {
     fn from_parts(p: Parts<A>, backend: Backend) -> Result<Self, BuildError> {
-        let built_lines = p
-            .built_lines
-            .unwrap_or_else(|| p.segments.iter().map(|s| s.lines.len()).sum());
+        let live = p
+            .live
+            .unwrap_or_else(|| p.segments.iter().map(|s| s.lines.len()).collect());
         let planb = PlanB {
             direct: p.direct,
             segment_of: p.segment_of,
@@ -98,7 +103,7 @@ impl<A: Family> PlanB<A> {
             depth: p.depth,
             intervals: p.intervals,
             results: p.results,
-            built_lines,
+            live,
             dispatch: search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
                 backend: backend.name(),
             })?,
@@ -301,6 +306,17 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             Err(e) => return Some(Err(e)),
         };
         let parts = self.partial_parts(table, changed)?;
+        Some(Self::from_parts(parts, backend).map(|p| Box::new(p) as Box<dyn Lookup<A>>))
+    }
+
+    /// One compaction step (`partial`): the live trees of the emptiest segments, at most
+    /// [`COMPACT_BUDGET`] lines, copied into one new segment.
+    fn compact(&self, options: &BuildOptions) -> Option<Result<Box<dyn Lookup<A>>, BuildError>> {
+        let backend = match options.resolve_backend() {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        let parts = self.compact_parts(COMPACT_BUDGET)?;
         Some(Self::from_parts(parts, backend).map(|p| Box::new(p) as Box<dyn Lookup<A>>))
     }
 }

@@ -14,6 +14,11 @@
 //! - a touched chunk now needs a deeper tree than the table's uniform depth;
 //! - the replaced trees' dead lines would make the table much larger than a full build, or
 //!   the segments would be too many.
+//!
+//! Dead lines are reclaimed by *compaction steps* (`compact_parts`, behind
+//! [`crate::engine::Lookup::compact`]), which a live table runs while no update waits: each
+//! copies the live chunks of the emptiest segments (a bounded number of lines) into a new one,
+//! so the segments they came from are dropped, without ever rebuilding the whole table.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,12 +33,18 @@ use crate::route_table::RouteTable;
 
 /// A change touching more chunks than this rebuilds in full (a full build visits all 65,536).
 const MAX_TOUCHED: usize = 4096;
-/// Segments a table may have before a full build compacts them into one.
-const MAX_SEGMENTS: usize = 256;
+/// Segments a table may have before a full build compacts them into one (compaction steps,
+/// below, normally keep far fewer).
+const MAX_SEGMENTS: usize = 1024;
 /// A partial rebuild declines when the lines of all segments would exceed the last full
-/// build's by more than this factor (plus [`SLACK_LINES`], so small tables do not rebuild in
-/// full on every change).
-const MAX_GROWTH: f64 = 1.5;
+/// used lines by more than this factor (plus [`SLACK_LINES`], so small tables
+/// do not rebuild in full on every change). Compaction steps normally keep far less.
+const MAX_GROWTH: f64 = 3.0;
+/// Dead lines a compacted segment may keep: 1/`COMPACT_SLACK` of its lines.
+const COMPACT_SLACK: usize = 12;
+/// Segments beyond which compaction also merges small ones (fewer segments: a smaller
+/// segment table scan per publish).
+const MANY_SEGMENTS: usize = 16;
 /// Lines of growth always allowed (1 MiB of lines).
 const SLACK_LINES: usize = 1 << 14;
 
@@ -227,6 +238,35 @@ impl<A: Family> PlanB<A> {
             entries.push(segment.chunk(self.depth, &keys, &answers, &mut constants));
         }
 
+        let parts = self.with_chunks_in(&chunks, &entries, segment);
+        let lines: usize = parts.segments.iter().map(|s| s.lines.len()).sum();
+        let live: usize = parts.live.iter().flatten().sum();
+        if lines as f64 > live as f64 * MAX_GROWTH + SLACK_LINES as f64 {
+            return None;
+        }
+        Some(parts)
+    }
+
+    /// This table with `chunks` (ascending) entered at `entries` of the new `segment`, every
+    /// other chunk shared; segments no chunk uses any more are dropped.
+    fn with_chunks_in(
+        &self,
+        chunks: &[usize],
+        entries: &[u32],
+        segment: SegmentBuilder<A>,
+    ) -> Parts<A> {
+        // The moved chunks' old lines are dead now (a one-answer chain may still serve other
+        // chunks: it stays counted).
+        let mut live = self.live.clone();
+        for &chunk in chunks {
+            let (seg, entry, first_leaf, last) = self.span(chunk);
+            let one_answer = first_leaf == last
+                && A::Key::keys_in(&self.segments[seg].lines[last], A::Key::LEAF_KEYS) == 0;
+            if !one_answer {
+                live[seg] = live[seg].saturating_sub(last - entry + 1);
+            }
+        }
+        live.push(segment.lines.len());
         let mut direct = self.direct.clone();
         let mut segment_of = if self.segment_of.is_empty() {
             vec![0u16; 1 << DIRECT_BITS]
@@ -234,7 +274,7 @@ impl<A: Family> PlanB<A> {
             self.segment_of.to_vec()
         };
         let fresh = self.segments.len() as u16;
-        for (&chunk, &entry) in chunks.iter().zip(&entries) {
+        for (&chunk, &entry) in chunks.iter().zip(entries) {
             direct[chunk] = entry;
             segment_of[chunk] = fresh;
         }
@@ -251,10 +291,12 @@ impl<A: Family> PlanB<A> {
         }
         let mut renumber = vec![0u16; segments.len()];
         let mut kept = Vec::with_capacity(segments.len());
+        let mut kept_live = Vec::with_capacity(segments.len());
         for (i, s) in segments.into_iter().enumerate() {
             if used[i] {
                 renumber[i] = kept.len() as u16;
                 kept.push(s);
+                kept_live.push(live[i]);
             }
         }
         let segment_of: Box<[u16]> = if kept.len() == 1 {
@@ -265,20 +307,134 @@ impl<A: Family> PlanB<A> {
                 .map(|&s| renumber[usize::from(s)])
                 .collect()
         };
-
-        let lines: usize = kept.iter().map(|s| s.lines.len()).sum();
-        if lines as f64 > self.built_lines as f64 * MAX_GROWTH + SLACK_LINES as f64 {
-            return None;
-        }
-        Some(Parts {
+        Parts {
             direct,
             segment_of,
             segments: kept,
             depth: self.depth,
             intervals: None,
             results: None,
-            built_lines: Some(self.built_lines),
-        })
+            live: Some(kept_live),
+        }
+    }
+
+    /// Where `chunk`'s lines are: its segment, entry line, first and last leaf. The lines
+    /// `entry..=last` are the chunk's own, written in one piece by [`SegmentBuilder::chunk`]
+    /// (or, for a chunk without boundaries, the one-answer chain it shares with others).
+    fn span(&self, chunk: usize) -> (usize, usize, usize, usize) {
+        let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
+        let lines = &self.segments[seg].lines;
+        let entry = self.direct[chunk] as usize;
+        let (mut first, mut last) = (entry, entry);
+        for _ in 1..self.depth {
+            first = A::Key::link(&lines[first]) as usize;
+            let l = &lines[last];
+            last = A::Key::link(l) as usize + A::Key::keys_in(l, A::Key::INNER_KEYS);
+        }
+        (seg, entry, first, last)
+    }
+
+    /// Copies `chunk`'s lines into `into` (inner links moved by the offset, fallback cells
+    /// copied and renumbered); returns its entry there. `copied` maps (segment, entry) to the
+    /// new entry, so lines several chunks share are copied once.
+    fn copy_chunk(
+        &self,
+        chunk: usize,
+        into: &mut SegmentBuilder<A>,
+        copied: &mut HashMap<(usize, usize), u32>,
+        cells: &mut HashMap<(usize, u32), u32>,
+    ) -> u32 {
+        let (seg, entry, first_leaf, last) = self.span(chunk);
+        if let Some(&e) = copied.get(&(seg, entry)) {
+            return e;
+        }
+        let segment = &self.segments[seg];
+        let base = into.lines.len();
+        for (at, line) in (entry..=last).zip(&segment.lines[entry..=last]) {
+            let mut line = *line;
+            if at < first_leaf {
+                let link = A::Key::link(&line) as usize - entry + base;
+                A::Key::set_link(&mut line, link as u32);
+            } else {
+                for r in 0..=A::Key::keys_in(&line, A::Key::LEAF_KEYS) as u32 {
+                    if let Decoded::Cell(c) = A::Key::decode(&line, r) {
+                        let n = *cells
+                            .entry((seg, c))
+                            .or_insert_with(|| into.fallback.copy_cell(&segment.fallback, c));
+                        A::Key::set_hop(&mut line, r, n);
+                    }
+                }
+            }
+            into.lines.push(line);
+        }
+        copied.insert((seg, entry), base as u32);
+        base as u32
+    }
+
+    /// One bounded step of compaction: live chunks of the segments with dead space (more than a
+    /// twentieth) or, when there are many segments, of small ones, fewest live lines first,
+    /// are copied into one new segment, about `budget` lines at most; emptied segments are
+    /// dropped, and one larger than the budget is emptied over several steps (the new
+    /// segments have no dead space, so they are not taken again). `None` when the table is
+    /// compact already.
+    pub(super) fn compact_parts(&self, budget: usize) -> Option<Parts<A>> {
+        let n = self.segments.len();
+        if n == 1 {
+            return None;
+        }
+        let lines: Vec<usize> = self.segments.iter().map(|s| s.lines.len()).collect();
+        let live = &self.live;
+        let dead_in = |s: usize| lines[s].saturating_sub(live[s]);
+        // Victims: the segments with dead space, fewest live lines first; or, when there are
+        // none and too many segments, at least two small ones to merge. Each step so either
+        // reclaims dead lines or lowers the segment count: steps end.
+        let by_live = |mut v: Vec<usize>| {
+            v.sort_by_key(|&s| live[s]);
+            v
+        };
+        let dead = by_live(
+            (0..n)
+                .filter(|&s| dead_in(s) * COMPACT_SLACK > lines[s])
+                .collect(),
+        );
+        let small = by_live(if n > MANY_SEGMENTS {
+            (0..n).filter(|&s| live[s] < budget / 2).collect()
+        } else {
+            Vec::new()
+        });
+        let (candidates, at_least) = if dead.is_empty() {
+            (small, 2)
+        } else {
+            (dead, 1)
+        };
+        let mut is_victim = vec![false; n];
+        let (mut planned, mut chosen) = (0, 0);
+        for &s in &candidates {
+            if chosen >= at_least && planned + live[s] > budget {
+                break;
+            }
+            is_victim[s] = true;
+            planned += live[s];
+            chosen += 1;
+        }
+        if chosen < at_least {
+            return None;
+        }
+        let mut segment = SegmentBuilder::<A>::new();
+        let (mut copied, mut cells) = (HashMap::new(), HashMap::new());
+        let (mut moved, mut entries) = (Vec::new(), Vec::new());
+        for chunk in 0..1usize << DIRECT_BITS {
+            let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
+            if is_victim[seg] && segment.lines.len() < budget.max(1) {
+                entries.push(self.copy_chunk(chunk, &mut segment, &mut copied, &mut cells));
+                moved.push(chunk);
+            }
+        }
+        if moved.is_empty() {
+            return None;
+        }
+
+        Some(self.with_chunks_in(&moved, &entries, segment))
     }
 }
 
@@ -356,6 +512,39 @@ mod tests {
         assert_eq!(newer.segments.len(), 2);
         assert!(!Arc::ptr_eq(&newer.segments[1], &new.segments[1]));
         agrees(&newer, &table, &probes(&table));
+    }
+
+    #[test]
+    fn compaction_steps_reclaim_the_dead_lines_of_replaced_chunks() {
+        let mut table: RouteTable<u32> = (0..2000u32)
+            .map(|i| (Prefix::new(0x0a00_0000 | (i << 12), 20).unwrap(), i))
+            .collect();
+        let mut t = build(&table);
+        let full = t.lines();
+        for i in 0..50u32 {
+            let p = Prefix::new(0x0a00_0000 | ((i * 40) << 12), 24).unwrap();
+            table.insert(p, 7);
+            t = PlanB::from_parts(t.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
+        }
+        assert!(
+            t.segments.len() > 4 && t.lines() > full + full / 10,
+            "fragmented"
+        );
+        let mut steps = 0;
+        while let Some(parts) = t.compact_parts(64) {
+            t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
+            steps += 1;
+        }
+        assert!(steps > 1, "bounded steps: {steps}");
+        assert!(t.segments.len() <= MANY_SEGMENTS);
+        let rebuilt = build(&table);
+        assert!(
+            t.lines() <= rebuilt.lines() + rebuilt.lines() / 20 + 8,
+            "{} lines after compaction, a full build has {}",
+            t.lines(),
+            rebuilt.lines()
+        );
+        agrees(&t, &table, &probes(&table));
     }
 
     #[test]
@@ -447,6 +636,14 @@ mod tests {
                 };
                 agrees(&t, &table, &probes(&table));
             }
+            // Compaction steps (a small budget, so it may take several) end compact and agree.
+            let mut steps = 0;
+            while let Some(parts) = t.compact_parts(256) {
+                t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
+                steps += 1;
+                prop_assert!(steps < 10_000, "compaction ends");
+            }
+            agrees(&t, &table, &probes(&table));
         }
 
         /// The same for IPv6 routes packed into a few chunks and /48 cells, so trees, cells
