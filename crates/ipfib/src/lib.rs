@@ -24,8 +24,10 @@
 //! search chosen at run time; [`engine::reference`] is the trivially correct model every
 //! engine is tested against.
 //!
-//! This crate does no I/O: reading tables from files (text, MRT) is `ipfib-io`, synthetic
-//! tables are `ipfib-gen`, and the `ipfib` command line sits on top.
+//! The only I/O here is [`saved`] tables (a built [`Fib`] written to a file and mapped back
+//! in place, which needs the engines' private arrays); reading route tables from files (text,
+//! MRT) is `ipfib-io`, synthetic tables are `ipfib-gen`, and the `ipfib` command line sits on
+//! top.
 
 #![warn(missing_docs)]
 
@@ -36,11 +38,13 @@ mod fib;
 pub mod interval;
 pub mod prefix;
 pub mod route_table;
+pub mod saved;
+mod storage;
 pub mod table;
 
 pub use addr::Address;
 pub use engine::{Backend, Build, BuildOptions, Lookup};
-pub use error::{BuildError, InvalidStructure, LookupError, PrefixError};
+pub use error::{BuildError, InvalidStructure, LookupError, OpenError, PrefixError, SaveError};
 pub use fib::Fib;
 pub use interval::Intervals;
 pub use prefix::Prefix;

@@ -18,7 +18,7 @@ use crate::engine::{self, BuildOptions, EngineInfo, Lookup};
 use crate::error::{BuildError, LookupError};
 use crate::route_table::NextHop;
 use crate::table::Table;
-use routes::Routes;
+pub(crate) use routes::Routes;
 
 /// A forwarding table of both families, built by one engine.
 ///
@@ -45,11 +45,13 @@ use routes::Routes;
 /// assert!(Fib::build(&t, "no-such-engine").is_err());
 /// ```
 pub struct Fib {
-    engine: &'static EngineInfo,
-    v4: Box<dyn Lookup<u32>>,
-    v6: Box<dyn Lookup<u128>>,
-    routes_v4: Routes<u32>,
-    routes_v6: Routes<u128>,
+    pub(crate) engine: &'static EngineInfo,
+    pub(crate) v4: Box<dyn Lookup<u32>>,
+    pub(crate) v6: Box<dyn Lookup<u128>>,
+    pub(crate) routes_v4: Routes<u32>,
+    pub(crate) routes_v6: Routes<u128>,
+    /// The arrays are a mapped saved table.
+    pub(crate) mapped: bool,
 }
 
 impl Fib {
@@ -72,6 +74,7 @@ impl Fib {
             v6: info.build(table.v6(), options)?,
             routes_v4: Routes::new(table.v4()),
             routes_v6: Routes::new(table.v6()),
+            mapped: false,
         })
     }
 

@@ -9,8 +9,18 @@
 //! up. Cost: one binary search plus the nesting depth (a handful of steps on real tables).
 
 use crate::addr::Address;
+use crate::error::OpenError;
 use crate::prefix::Prefix;
 use crate::route_table::{NextHop, RouteTable};
+use crate::saved::format::{Reader, SectionId, Writer};
+use crate::saved::words;
+
+/// Saved-table sections of a route list: addresses (as [`words`]), lengths, next hops. The
+/// parent links are not saved: they follow from the sorted routes in one linear pass, which
+/// costs less at open than checking saved ones would.
+const ADDRS: u32 = 16;
+const LENS: u32 = 17;
+const HOPS: u32 = 18;
 
 /// No parent.
 const ROOT: u32 = u32::MAX;
@@ -25,7 +35,11 @@ pub(crate) struct Routes<A: Address> {
 
 impl<A: Address> Routes<A> {
     pub(crate) fn new(table: &RouteTable<A>) -> Self {
-        let n = table.len();
+        Self::from_sorted(table.len(), table.iter())
+    }
+
+    /// The list of `n` routes given in ascending (start, length) order without duplicates.
+    fn from_sorted(n: usize, sorted: impl Iterator<Item = (Prefix<A>, NextHop)>) -> Self {
         let mut routes = Routes {
             prefixes: Vec::with_capacity(n),
             hops: Vec::with_capacity(n),
@@ -33,7 +47,7 @@ impl<A: Address> Routes<A> {
         };
         // The chain of routes containing the current one, innermost last.
         let mut open: Vec<u32> = Vec::new();
-        for (i, (prefix, hop)) in table.iter().enumerate() {
+        for (i, (prefix, hop)) in sorted.enumerate() {
             while let Some(&top) = open.last() {
                 if routes.prefixes[top as usize].last() >= prefix.first() {
                     break;
@@ -62,6 +76,63 @@ impl<A: Address> Routes<A> {
                 return None;
             }
         }
+    }
+
+    fn id(tag: u32) -> SectionId {
+        SectionId {
+            tag,
+            family: words::family::<A>(),
+            index: 0,
+        }
+    }
+
+    /// Adds the route list's sections to `w`.
+    pub(crate) fn write_sections(&self, w: &mut Writer<'_>) {
+        w.owned(
+            Self::id(ADDRS),
+            words::from_addresses(self.prefixes.iter().map(|p| p.addr())),
+        );
+        w.owned(
+            Self::id(LENS),
+            self.prefixes.iter().map(|p| p.len()).collect(),
+        );
+        w.owned(Self::id(HOPS), self.hops.clone());
+    }
+
+    /// The route list from `r`: every prefix must be canonical and the list strictly
+    /// ascending (what the longest-match walk relies on to be right).
+    pub(crate) fn read_sections(r: &Reader) -> Result<Self, OpenError> {
+        let addrs = r.array::<u32>(Self::id(ADDRS))?;
+        let lens = r.array::<u8>(Self::id(LENS))?;
+        let hops = r.array::<u32>(Self::id(HOPS))?;
+        let n = lens.len();
+        if hops.len() != n || addrs.len() != n * words::per_address::<A>() {
+            return Err(OpenError::Format(format!(
+                "{} routes: {n} lengths, {} next hops, {} address words",
+                A::FAMILY,
+                hops.len(),
+                addrs.len()
+            )));
+        }
+        let mut prefixes = Vec::with_capacity(n);
+        for (i, (addr, &len)) in words::to_addresses::<A>(&addrs)
+            .zip(lens.iter())
+            .enumerate()
+        {
+            let p = Prefix::new(addr, len)
+                .map_err(|e| OpenError::Format(format!("{} route {i}: {e}", A::FAMILY)))?;
+            if prefixes.last().is_some_and(|&last| last >= p) {
+                return Err(OpenError::Format(format!(
+                    "{} route {i} ({p}) is out of order",
+                    A::FAMILY
+                )));
+            }
+            prefixes.push(p);
+        }
+        Ok(Self::from_sorted(
+            n,
+            prefixes.into_iter().zip(hops.iter().copied()),
+        ))
     }
 
     /// Bytes held.

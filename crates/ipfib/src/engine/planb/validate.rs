@@ -22,7 +22,6 @@
 use super::layout::{Decoded, Family, Key, DIRECT_BITS};
 use super::PlanB;
 use crate::error::InvalidStructure;
-use std::sync::Arc;
 
 /// Deeper than any table whose node indices fit 32 bits needs.
 const MAX_DEPTH: usize = 16;
@@ -43,7 +42,7 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
             t.direct.len()
         )));
     }
-    if t.segments.is_empty() || !Arc::ptr_eq(&t.home, &t.segments[0].lines) {
+    if t.segments.is_empty() || !t.home.ptr_eq(&t.segments[0].lines) {
         return Err(invalid(
             "no segment, or the home lines are not segment 0's".into(),
         ));
@@ -176,7 +175,9 @@ mod tests {
         let reason = |p: &PlanB<u128>| check(p).unwrap_err().reason;
 
         let mut p = good.clone();
-        p.direct[0x2001] = p.segments[0].lines.len() as u32;
+        let mut direct = p.direct.to_vec();
+        direct[0x2001] = p.segments[0].lines.len() as u32;
+        p.direct = direct.into();
         assert!(reason(&p).contains("direct entry 0x2001"));
 
         let top = good.direct[0x2001] as usize;
@@ -192,7 +193,7 @@ mod tests {
         assert!(check(&p).is_err());
 
         let mut p = good.clone();
-        p.direct = vec![0; 5].into_boxed_slice();
+        p.direct = vec![0; 5].into();
         assert!(check(&p).is_err());
 
         let mut p = good.clone();
@@ -231,7 +232,7 @@ mod tests {
         // Every chunk names the same deep tree: checking stays linear in lines, not chunks.
         let mut p = planb6();
         let entry = p.direct[0x2001];
-        p.direct.fill(entry);
+        p.direct = vec![entry; p.direct.len()].into();
         check(&p).unwrap();
     }
 }
