@@ -28,6 +28,7 @@ mod fib_args;
 mod gen;
 mod lookup;
 mod output;
+mod save;
 mod stats;
 
 /// Exact, fast longest-prefix match for IPv4 and IPv6 forwarding tables.
@@ -49,6 +50,8 @@ enum Command {
     Bench(bench::Args),
     /// Convert a FIB (text or MRT) to the text format.
     Convert(convert::Args),
+    /// Build a FIB and save it in the saved-table format, which every `--fib` opens in place.
+    Save(save::Args),
     /// Generate synthetic tables and lookup traces.
     #[command(subcommand)]
     Gen(gen::Command),
@@ -123,6 +126,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Save(args) => save::run(args),
         Command::Gen(cmd) => gen::run(cmd),
     };
     match result {

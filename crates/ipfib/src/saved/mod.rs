@@ -157,8 +157,8 @@ impl Fib {
             engine: info,
             v4: Box::new(PlanB::<u32>::read_sections(&r, backend)?),
             v6: Box::new(PlanB::<u128>::read_sections(&r, backend)?),
-            routes_v4: crate::fib::Routes::read_sections(&r)?,
-            routes_v6: crate::fib::Routes::read_sections(&r)?,
+            routes_v4: crate::fib::RouteList::read_sections(&r)?,
+            routes_v6: crate::fib::RouteList::read_sections(&r)?,
             mapped: r.is_mapped(),
         };
         r.check_all_used()?;
