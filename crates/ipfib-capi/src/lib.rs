@@ -27,7 +27,7 @@ pub struct ipfib_fib {
 
 /// IPv6 addresses converted per step of the bulk lookup (on the stack): enough that the
 /// batched walk runs long groups, small enough to stay in L1.
-const V6_CHUNK: usize = 256;
+const V6_CHUNK: usize = 2048;
 
 /// Writes `msg` into `err` (NUL-terminated, truncated to `errlen - 1` bytes).
 ///
