@@ -44,6 +44,9 @@ run_tests() {
 run_step "format" cargo fmt --all -- --check
 run_step "clippy" cargo clippy --workspace --all-targets -- -D warnings
 run_step "tests" run_tests
+# The C library: example and tests compiled with the system cc against the checked-in header
+# (its freshness is the ipfib-capi `header_is_fresh` test above).
+run_step "c-tests" bash scripts/c-tests.sh
 # The scalar path's unit tests under Miri (skips, saying so, where nightly + Miri cannot be had).
 run_step "miri" bash scripts/miri.sh
 # Every fuzz target briefly (FUZZ_SECONDS each, 20 by default), so none can rot.

@@ -3,14 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use ipfib::Table;
+use ipfib::{Fib, Table};
 use ipfib_io::{LoadOptions, LoadReport, PeerChoice, ValueKind};
 
 /// Where the forwarding table comes from.
 #[derive(clap::Args, Debug, Clone)]
 pub struct FibArgs {
-    /// FIB file: text (`prefix/len next_hop` per line) or an MRT RIB dump (TABLE_DUMP or
-    /// TABLE_DUMP_V2), plain, gzip or bzip2; the format is detected from the content.
+    /// FIB file: text (`prefix/len next_hop` per line), an MRT RIB dump (TABLE_DUMP or
+    /// TABLE_DUMP_V2), plain, gzip or bzip2, or a table saved by `ipfib save` (opened in
+    /// place, without a build); the format is detected from the content.
     #[arg(long, value_name = "FILE")]
     pub fib: PathBuf,
 
@@ -67,6 +68,20 @@ impl FibArgs {
     /// and left-out prefixes are reported on stderr.
     pub fn load(&self) -> anyhow::Result<Table> {
         Ok(load_reporting(&self.fib, &self.mrt)?.0)
+    }
+
+    /// The built table: a saved table of `engine` is opened as it is (mapped, no build), any
+    /// other input is loaded and built with `engine`.
+    pub fn open(&self, engine: &str) -> anyhow::Result<Fib> {
+        if ipfib_io::is_saved_file(&self.fib)? {
+            return Ok(ipfib_io::open_fib(
+                &self.fib,
+                Some(engine),
+                &self.mrt.options(),
+            )?);
+        }
+        let table = self.load()?;
+        Ok(Fib::build(&table, engine)?)
     }
 }
 

@@ -51,9 +51,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(|(i, s)| parse_addr(s).map_err(|e| anyhow::anyhow!("argument {}: {e}", i + 1)))
         .collect::<anyhow::Result<Vec<IpAddr>>>()?;
 
-    let table = args.fib.load()?;
-    let fib = Fib::build(&table, args.engine.name())?;
-    drop(table);
+    let fib = args.fib.open(args.engine.name())?;
 
     let mut out = crate::Stdout::default();
     let mut batch = Batch::default();

@@ -29,6 +29,7 @@ mod gen;
 mod lookup;
 mod output;
 mod replay;
+mod save;
 mod stats;
 
 /// Exact, fast longest-prefix match for IPv4 and IPv6 forwarding tables.
@@ -52,6 +53,8 @@ enum Command {
     Convert(convert::Args),
     /// Replay a BGP update stream (MRT or text) into a live table while threads look up.
     Replay(replay::Args),
+    /// Build a FIB and save it in the saved-table format, which every `--fib` opens in place.
+    Save(save::Args),
     /// Generate synthetic tables and lookup traces.
     #[command(subcommand)]
     Gen(gen::Command),
@@ -127,6 +130,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Save(args) => save::run(args),
         Command::Gen(cmd) => gen::run(cmd),
     };
     match result {

@@ -36,6 +36,22 @@ pub enum LoadError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A saved table (recognised by its magic bytes) cannot be opened.
+    #[error("{}: {source}", path.display())]
+    Saved {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: ipfib::OpenError,
+    },
+    /// The table was read, but the engine asked for cannot be built from it.
+    #[error("{}: {source}", path.display())]
+    Build {
+        /// The file.
+        path: PathBuf,
+        /// Why the engine cannot be built.
+        source: ipfib::BuildError,
+    },
     /// The file was read without error but holds no routes (an empty or comment-only text file,
     /// `/dev/null`, an MRT dump with only its peer table or with no usable path). A table that
     /// forwards nothing is almost always a mistake (a wrong file, a failed export), so it is
@@ -52,7 +68,7 @@ pub enum LoadError {
 /// Why a load came out empty, and how to accept that.
 fn empty_reason(report: &LoadReport) -> String {
     let what = match report.format {
-        FileFormat::Text => {
+        FileFormat::Text | FileFormat::Saved => {
             "no routes: the file is empty or holds only comments and blank lines".to_string()
         }
         _ => {

@@ -4,7 +4,9 @@
 //! only wants lookups does not compile gzip, bzip2 and an MRT parser.
 //!
 //! [`load_fib`] is the one entry point the CLI uses for `--fib`: it reads the plain text format
-//! ([`text`]) or an MRT RIB dump ([`mrt`]), transparently decompressed ([`decompress`]). The
+//! ([`text`]), an MRT RIB dump ([`mrt`]) or a saved table ([`ipfib::saved`]), transparently
+//! decompressed ([`decompress`]). [`open_fib`] goes one step further and returns a built
+//! [`Fib`]: a saved table is then mapped and used as it is, with no build at all. The
 //! format is decided by the content, never the file name: a decompressed stream that starts with
 //! an MRT common header (a type RFC 6396 defines, in bytes text never contains) is MRT,
 //! anything else is text.
@@ -25,7 +27,7 @@ pub use error::LoadError;
 pub use mrt::{FileFormat, LoadOptions, LoadReport, PeerChoice, ValueKind};
 pub use updates::{read_updates, UpdateKind, UpdateRecord, UpdateReport};
 
-use ipfib::Table;
+use ipfib::{Fib, Table};
 
 /// Loads a FIB file (or standard input for `-`) of any supported format. Nothing half-built is
 /// returned: any error in the file is an error for the whole load, and so is a file without a
@@ -59,6 +61,59 @@ pub fn load_fib_from<R: Read + Send + 'static>(
     load_decompressed(input, name, options)
 }
 
+/// A built table from any FIB file: a saved table is opened (mapped, no build) when `engine`
+/// is `None` or its own engine; any other file is loaded ([`load_fib`]) and built with
+/// `engine` (`planb` when `None`). A saved table asked for with another engine is rebuilt
+/// from its routes.
+pub fn open_fib(
+    path: &Path,
+    engine: Option<&str>,
+    options: &LoadOptions,
+) -> Result<Fib, LoadError> {
+    let name = decompress::display_path(path);
+    if !decompress::is_stdin(path) && starts_saved(path)? {
+        let fib = Fib::open(path).map_err(|source| LoadError::Saved {
+            path: name.clone(),
+            source,
+        })?;
+        let same = engine.is_none_or(|e| e.eq_ignore_ascii_case(fib.engine_name()));
+        if same {
+            return Ok(fib);
+        }
+        let table = fib.table();
+        return build(&table, engine.unwrap_or("planb"), name);
+    }
+    let table = load_fib(path, options)?;
+    build(&table, engine.unwrap_or("planb"), name)
+}
+
+fn build(table: &Table, engine: &str, path: std::path::PathBuf) -> Result<Fib, LoadError> {
+    Fib::build(table, engine).map_err(|source| LoadError::Build { path, source })
+}
+
+/// True when the file starts with a saved table's magic bytes (standard input, `-`, never
+/// counts: it cannot be mapped).
+pub fn is_saved_file(path: &Path) -> Result<bool, LoadError> {
+    if decompress::is_stdin(path) {
+        return Ok(false);
+    }
+    starts_saved(path)
+}
+
+fn starts_saved(path: &Path) -> Result<bool, LoadError> {
+    let mut head = Vec::with_capacity(ipfib::saved::MAGIC.len());
+    std::fs::File::open(path)
+        .and_then(|f| {
+            f.take(ipfib::saved::MAGIC.len() as u64)
+                .read_to_end(&mut head)
+        })
+        .map_err(|source| LoadError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(ipfib::saved::is_saved(&head))
+}
+
 fn load_decompressed(
     input: Box<dyn BufRead + Send>,
     name: &Path,
@@ -68,7 +123,9 @@ fn load_decompressed(
         path: name.to_path_buf(),
         source,
     })?;
-    let (fib, report) = if mrt::looks_like_mrt(&head) {
+    let (fib, report) = if ipfib::saved::is_saved(&head) {
+        (load_saved(input, name)?, LoadReport::new(FileFormat::Saved))
+    } else if mrt::looks_like_mrt(&head) {
         load_mrt(input, name, options)?
     } else {
         let fib = text::read_fib_from(input, name)?;
@@ -94,6 +151,22 @@ pub(crate) fn peek(
     (&mut input).take(n as u64).read_to_end(&mut head)?;
     let whole: Box<dyn BufRead + Send> = Box::new(Cursor::new(head.clone()).chain(input));
     Ok((head, whole))
+}
+
+/// The routes of a saved table read from a stream (copied: a stream cannot be mapped).
+fn load_saved(mut input: Box<dyn BufRead + Send>, name: &Path) -> Result<Table, LoadError> {
+    let mut bytes = Vec::new();
+    input
+        .read_to_end(&mut bytes)
+        .map_err(|source| LoadError::Io {
+            path: name.to_path_buf(),
+            source,
+        })?;
+    let fib = Fib::from_bytes(&bytes).map_err(|source| LoadError::Saved {
+        path: name.to_path_buf(),
+        source,
+    })?;
+    Ok(fib.table())
 }
 
 #[cfg(feature = "mrt")]

@@ -130,3 +130,83 @@ pub enum LiveError {
     #[error("the live table's rebuilder thread has stopped")]
     Closed,
 }
+
+/// Errors from saving a built table ([`crate::Fib::save`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SaveError {
+    /// Writing the file failed.
+    #[error("writing {}: {source}", path.display())]
+    Io {
+        /// The file (or `-` for a writer).
+        path: std::path::PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The engine has no saved format (only PlanB has one); save a table built with it.
+    #[error("engine {engine} has no saved-table format (build the table with planb to save it)")]
+    Unsupported {
+        /// The engine's name.
+        engine: &'static str,
+    },
+}
+
+/// Why a saved table cannot be opened ([`crate::Fib::open`], [`crate::Fib::from_bytes`]).
+/// Every check runs before a single lookup can, so a damaged or hostile file is one of these,
+/// never a panic or a wrong answer from the structure's unchecked walk.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The file could not be opened, read or mapped.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The bytes do not start with the saved-table magic: not a saved table at all.
+    #[error("not an ipfib saved table (wrong magic bytes)")]
+    NotSaved,
+    /// Written by a different version of the format.
+    #[error("saved-table format version {found}, this build reads version {supported}")]
+    Version {
+        /// The file's version.
+        found: u32,
+        /// The version this build reads.
+        supported: u32,
+    },
+    /// Written on a machine of the other byte order (the arrays are used in place, so they
+    /// are not swapped).
+    #[error("the saved table was written in the other byte order")]
+    ByteOrder,
+    /// The file ends before what its header describes.
+    #[error("the saved table is truncated: {what}")]
+    Truncated {
+        /// What is cut short.
+        what: String,
+    },
+    /// The body does not match the header's checksum (damaged on disk or in transit).
+    #[error(
+        "the saved table is damaged: body checksum {computed:#010x}, header says {stored:#010x}"
+    )]
+    Checksum {
+        /// The checksum in the header.
+        stored: u64,
+        /// The checksum of the body as read.
+        computed: u64,
+    },
+    /// The header or section table is inconsistent (a missing, misplaced or unknown section,
+    /// an array of the wrong size, a bad route).
+    #[error("malformed saved table: {0}")]
+    Format(String),
+    /// The engine's arrays break an invariant its lookups rely on.
+    #[error(transparent)]
+    Invalid(#[from] InvalidStructure),
+    /// The file names an engine this build cannot open.
+    #[error("the saved table is of engine {0:?}, which this build cannot open")]
+    Engine(String),
+    /// No SIMD backend could be set up (see [`BuildError::BackendUnavailable`]).
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}

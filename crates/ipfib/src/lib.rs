@@ -28,8 +28,10 @@
 //! reader handles, writers from any thread, a background rebuilder that publishes new versions
 //! (see the [`live`] module).
 //!
-//! This crate does no I/O: reading tables from files (text, MRT) is `ipfib-io`, synthetic
-//! tables are `ipfib-gen`, and the `ipfib` command line sits on top.
+//! The only I/O here is [`saved`] tables (a built [`Fib`] written to a file and mapped back
+//! in place, which needs the engines' private arrays); reading route tables from files (text,
+//! MRT) is `ipfib-io`, synthetic tables are `ipfib-gen`, and the `ipfib` command line sits on
+//! top.
 
 #![warn(missing_docs)]
 
@@ -41,11 +43,15 @@ pub mod interval;
 pub mod live;
 pub mod prefix;
 pub mod route_table;
+pub mod saved;
+mod storage;
 pub mod table;
 
 pub use addr::Address;
 pub use engine::{Backend, Build, BuildOptions, Lookup};
-pub use error::{BuildError, InvalidStructure, LiveError, LookupError, PrefixError};
+pub use error::{
+    BuildError, InvalidStructure, LiveError, LookupError, OpenError, PrefixError, SaveError,
+};
 pub use fib::Fib;
 pub use interval::Intervals;
 pub use live::{LiveFib, LiveOptions, Reader, Snapshot, Update};

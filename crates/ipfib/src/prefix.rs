@@ -34,6 +34,14 @@ impl<A: Address> Prefix<A> {
         Ok(Prefix { addr, len })
     }
 
+    /// [`Prefix::new`] without the error's details, for checking many prefixes quickly (a
+    /// saved table's route list: the `Result`'s strings made each check a stack copy of
+    /// ~80 bytes, two thirds of the open time).
+    #[inline]
+    pub(crate) fn canonical(addr: A, len: u8) -> Option<Self> {
+        (len <= A::BITS && addr.and(A::mask(len)) == addr).then_some(Prefix { addr, len })
+    }
+
     /// A prefix from an `ipnet` value, rejecting host bits.
     pub fn from_net(net: A::Net) -> Result<Self, PrefixError> {
         let (addr, len) = A::from_net(net);

@@ -146,6 +146,8 @@ pub enum FileFormat {
     MrtTableDump,
     /// An MRT TABLE_DUMP_V2 RIB dump.
     MrtTableDumpV2,
+    /// An ipfib saved table ([`ipfib::saved`]).
+    Saved,
 }
 
 impl FileFormat {
@@ -155,12 +157,13 @@ impl FileFormat {
             FileFormat::Text => "text",
             FileFormat::MrtTableDump => "MRT TABLE_DUMP",
             FileFormat::MrtTableDumpV2 => "MRT TABLE_DUMP_V2",
+            FileFormat::Saved => "saved table",
         }
     }
 
     /// True for the MRT formats (where [`LoadOptions`] matter).
     pub fn is_mrt(self) -> bool {
-        self != FileFormat::Text
+        matches!(self, FileFormat::MrtTableDump | FileFormat::MrtTableDumpV2)
     }
 }
 

@@ -66,7 +66,7 @@ use crate::route_table::{NextHop, RouteTable};
 /// assert!(engine.lookup_batch(&addrs, &mut too_short).is_err(), "lengths must match");
 /// assert!(engine.validate().is_ok());
 /// ```
-pub trait Lookup<A: Address>: Send + Sync {
+pub trait Lookup<A: Address>: Send + Sync + std::any::Any {
     /// The engine's registered name (`"planb"`, ...).
     fn name(&self) -> &'static str;
 

@@ -18,7 +18,7 @@ use crate::engine::{self, BuildOptions, EngineInfo, Lookup};
 use crate::error::{BuildError, LookupError};
 use crate::route_table::NextHop;
 use crate::table::Table;
-use routes::Routes;
+pub(crate) use routes::RouteList;
 
 /// A forwarding table of both families, built by one engine.
 ///
@@ -45,11 +45,13 @@ use routes::Routes;
 /// assert!(Fib::build(&t, "no-such-engine").is_err());
 /// ```
 pub struct Fib {
-    engine: &'static EngineInfo,
-    v4: Box<dyn Lookup<u32>>,
-    v6: Box<dyn Lookup<u128>>,
-    routes_v4: Routes<u32>,
-    routes_v6: Routes<u128>,
+    pub(crate) engine: &'static EngineInfo,
+    pub(crate) v4: Box<dyn Lookup<u32>>,
+    pub(crate) v6: Box<dyn Lookup<u128>>,
+    pub(crate) routes_v4: RouteList<u32>,
+    pub(crate) routes_v6: RouteList<u128>,
+    /// The arrays are a mapped saved table.
+    pub(crate) mapped: bool,
 }
 
 impl Fib {
@@ -70,8 +72,9 @@ impl Fib {
             engine: info,
             v4: info.build(table.v4(), options)?,
             v6: info.build(table.v6(), options)?,
-            routes_v4: Routes::new(table.v4()),
-            routes_v6: Routes::new(table.v6()),
+            routes_v4: RouteList::new(table.v4()),
+            routes_v6: RouteList::new(table.v6()),
+            mapped: false,
         })
     }
 
@@ -91,10 +94,12 @@ impl Fib {
         match addr {
             IpAddr::V4(a) => self
                 .routes_v4
+                .get()
                 .longest_match(u32::from(a))
                 .map(|(p, nh)| (IpNet::V4(p.to_net()), nh)),
             IpAddr::V6(a) => self
                 .routes_v6
+                .get()
                 .longest_match(u128::from(a))
                 .map(|(p, nh)| (IpNet::V6(p.to_net()), nh)),
         }
@@ -141,7 +146,7 @@ impl Fib {
 
     /// Bytes of the route list kept for [`Fib::lookup_prefix`].
     pub fn route_list_bytes(&self) -> usize {
-        self.routes_v4.bytes() + self.routes_v6.bytes()
+        self.routes_v4.get().bytes() + self.routes_v6.get().bytes()
     }
 
     /// The engine's registered name.
@@ -151,7 +156,10 @@ impl Fib {
 
     /// The routes it was built from.
     pub fn table(&self) -> Table {
-        Table::from_families(self.routes_v4.to_table(), self.routes_v6.to_table())
+        Table::from_families(
+            self.routes_v4.get().to_table(),
+            self.routes_v6.get().to_table(),
+        )
     }
 }
 

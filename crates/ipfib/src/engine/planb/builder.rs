@@ -280,7 +280,7 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
     }
     let results = distinct_answers(intervals.values());
     super::Parts {
-        direct: direct.into_boxed_slice(),
+        direct: direct.into(),
         segment_of: Box::new([]),
         depth,
         segments: vec![Arc::new(Segment {

@@ -88,6 +88,26 @@ impl<A: Address> Fallback<A> {
         Ok(())
     }
 
+    /// The arrays (cell ranges, interval starts, answers), for a saved table.
+    #[allow(clippy::type_complexity)]
+    pub fn parts(&self) -> (&[(u32, u32)], &[A], &[Option<NextHop>]) {
+        (&self.cells, &self.starts, &self.answers)
+    }
+
+    /// A fallback from its arrays (a saved table's); [`Fallback::check`] says whether it can
+    /// be searched.
+    pub fn from_parts(
+        cells: Vec<(u32, u32)>,
+        starts: Vec<A>,
+        answers: Vec<Option<NextHop>>,
+    ) -> Self {
+        Fallback {
+            cells,
+            starts,
+            answers,
+        }
+    }
+
     /// Number of cells.
     pub fn cells(&self) -> usize {
         self.cells.len()

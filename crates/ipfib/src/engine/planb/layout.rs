@@ -22,13 +22,12 @@
 //! | IPv6 (`u32` keys) | 15 keys, link | 7 keys, flags, 8 hops |
 //! | IPv4 (`u16` keys) | 30 keys, link | 9 keys, pad, flags, 10 hops |
 
-use std::fmt::Debug;
-use std::sync::Arc;
-
 use super::fallback::Fallback;
 use super::search::Search;
 use crate::addr::Address;
 use crate::route_table::NextHop;
+use crate::storage::{Array, Pod};
+use std::fmt::Debug;
 
 /// Bits resolved by the direct table in front of the trees.
 pub const DIRECT_BITS: u32 = 16;
@@ -39,8 +38,9 @@ pub const DIRECT_BITS: u32 = 16;
 /// chunks and shares the others (behind `Arc`) with the version before.
 #[derive(Debug)]
 pub struct Segment<A: Family> {
-    /// Inner nodes and leaves; links are indices into this array.
-    pub lines: Arc<[<A::Key as Key>::Line]>,
+    /// Inner nodes and leaves; links are indices into this array. Owned, or in place in a
+    /// saved table's file.
+    pub lines: Array<<A::Key as Key>::Line>,
     /// Cells a leaf position of this segment names with [`CELL`].
     pub fallback: Fallback<A>,
 }
@@ -104,7 +104,7 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     /// Keys of a leaf; it answers one position more.
     const LEAF_KEYS: usize;
     /// One cache line.
-    type Line: Copy + Debug + Send + Sync + 'static;
+    type Line: Copy + Debug + Send + Sync + Pod + 'static;
 
     /// An inner node holding `keys` (at most `INNER_KEYS`), padding, and `link`.
     fn inner(keys: &[Self], link: u32) -> Self::Line;

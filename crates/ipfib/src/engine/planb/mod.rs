@@ -23,6 +23,7 @@ mod fallback;
 mod layout;
 mod lines;
 mod partial;
+mod saved;
 mod search;
 mod validate;
 mod walk;
@@ -31,12 +32,14 @@ use crate::engine::{check_batch, Backend, Build, BuildOptions, Detail, Lookup};
 use crate::error::{BuildError, InvalidStructure, LookupError};
 use crate::prefix::Prefix;
 use crate::route_table::{NextHop, RouteTable};
+use crate::storage::Array;
 use layout::{Family, Key, Segment};
 use std::sync::Arc;
 
 /// Lines one compaction step copies at most (128 KiB: a step costs about as much as a
 /// partial rebuild of a dense chunk).
 const COMPACT_BUDGET: usize = 2048;
+pub(crate) use layout::{Line16, Line32};
 
 /// The PlanB lookup structure for one family (`PlanB<u32>` = IPv4, `PlanB<u128>` = IPv6).
 ///
@@ -56,15 +59,15 @@ const COMPACT_BUDGET: usize = 2048;
 #[derive(Clone, Debug)]
 pub struct PlanB<A: Family> {
     /// Entry node of each top-16-bit chunk's tree (an inner node, or its leaf when `depth`
-    /// is 1), in segment `segment_of[chunk]`.
-    direct: Box<[u32]>,
+    /// is 1), in segment `segment_of[chunk]`. Owned, or in place in a saved table's file.
+    direct: Array<u32>,
     /// The segment of each chunk's tree. Read only when there are several segments (a live
     /// table between compactions); with one, the walk never loads it.
     segment_of: Box<[u16]>,
     /// The lines and fallback cells of the trees, shared with other versions of the table.
     segments: Vec<Arc<Segment<A>>>,
     /// Segment 0's lines, held here too so a lookup reaches them in one load.
-    home: Arc<[<A::Key as Key>::Line]>,
+    home: Array<<A::Key as Key>::Line>,
     /// Node searches per lookup, the leaf's included (uniform across chunks).
     depth: usize,
     /// Merged elementary intervals and distinct answers, counted by a full build (a partial
@@ -80,7 +83,7 @@ pub struct PlanB<A: Family> {
 
 /// The arrays the builder hands over.
 struct Parts<A: Family> {
-    direct: Box<[u32]>,
+    direct: Array<u32>,
     segment_of: Box<[u16]>,
     segments: Vec<Arc<Segment<A>>>,
     depth: usize,

@@ -267,7 +267,7 @@ impl<A: Family> PlanB<A> {
             }
         }
         live.push(segment.lines.len());
-        let mut direct = self.direct.clone();
+        let mut direct = self.direct.to_vec();
         let mut segment_of = if self.segment_of.is_empty() {
             vec![0u16; 1 << DIRECT_BITS]
         } else {
@@ -308,7 +308,7 @@ impl<A: Family> PlanB<A> {
                 .collect()
         };
         Parts {
-            direct,
+            direct: direct.into(),
             segment_of,
             segments: kept,
             depth: self.depth,

@@ -22,7 +22,6 @@
 use super::layout::{Decoded, Family, Key, DIRECT_BITS};
 use super::PlanB;
 use crate::error::InvalidStructure;
-use std::sync::Arc;
 
 /// Deeper than any table whose node indices fit 32 bits needs.
 const MAX_DEPTH: usize = 16;
@@ -43,7 +42,7 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
             t.direct.len()
         )));
     }
-    if t.segments.is_empty() || !Arc::ptr_eq(&t.home, &t.segments[0].lines) {
+    if t.segments.is_empty() || !t.home.ptr_eq(&t.segments[0].lines) {
         return Err(invalid(
             "no segment, or the home lines are not segment 0's".into(),
         ));
@@ -63,6 +62,10 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
     }
     // Per segment and line: a bit for each number of searches to go it was reached with.
     let mut seen: Vec<Vec<u16>> = t.segments.iter().map(|s| vec![0; s.lines.len()]).collect();
+    // Lines reached with `to_go` searches left, as a list (`seen` is the set); both lists are
+    // reused across chunks (opening a saved table runs this, and allocations were a tenth of
+    // its time).
+    let (mut frontier, mut next) = (Vec::new(), Vec::new());
     for (chunk, &entry) in t.direct.iter().enumerate() {
         let seg = t.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
         let Some(segment) = t.segments.get(seg) else {
@@ -78,10 +81,10 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
                 "direct entry {chunk:#06x} names line {entry}, but segment {seg} has {len}"
             )));
         }
-        // Lines reached with `to_go` searches left, as a list (`seen` is the set).
-        let mut frontier = vec![entry];
+        frontier.clear();
+        frontier.push(entry);
         for to_go in (2..=t.depth).rev() {
-            let mut next = Vec::new();
+            next.clear();
             for &node in &frontier {
                 let bit = 1u16 << (to_go - 1);
                 if seen[node as usize] & bit != 0 {
@@ -100,7 +103,7 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
                 }
                 next.extend((link..=link + keys).map(|n| n as u32));
             }
-            frontier = next;
+            std::mem::swap(&mut frontier, &mut next);
         }
         let cells = segment.fallback.cells();
         for &leaf in &frontier {
@@ -176,7 +179,9 @@ mod tests {
         let reason = |p: &PlanB<u128>| check(p).unwrap_err().reason;
 
         let mut p = good.clone();
-        p.direct[0x2001] = p.segments[0].lines.len() as u32;
+        let mut direct = p.direct.to_vec();
+        direct[0x2001] = p.segments[0].lines.len() as u32;
+        p.direct = direct.into();
         assert!(reason(&p).contains("direct entry 0x2001"));
 
         let top = good.direct[0x2001] as usize;
@@ -192,7 +197,7 @@ mod tests {
         assert!(check(&p).is_err());
 
         let mut p = good.clone();
-        p.direct = vec![0; 5].into_boxed_slice();
+        p.direct = vec![0; 5].into();
         assert!(check(&p).is_err());
 
         let mut p = good.clone();
@@ -231,7 +236,7 @@ mod tests {
         // Every chunk names the same deep tree: checking stays linear in lines, not chunks.
         let mut p = planb6();
         let entry = p.direct[0x2001];
-        p.direct.fill(entry);
+        p.direct = vec![entry; p.direct.len()].into();
         check(&p).unwrap();
     }
 }

@@ -1,0 +1,24 @@
+//! Generates the C header from `src/lib.rs` with cbindgen into `OUT_DIR` (the `header_is_fresh`
+//! test compares it with the checked-in `include/ipfib.h`), and writes the checked-in copy too
+//! when `IPFIB_WRITE_HEADER=1`.
+
+use std::path::PathBuf;
+
+fn main() {
+    println!("cargo:rerun-if-changed=src/lib.rs");
+    println!("cargo:rerun-if-changed=cbindgen.toml");
+    println!("cargo:rerun-if-env-changed=IPFIB_WRITE_HEADER");
+    let crate_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo")).join("ipfib.h");
+    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
+        .expect("cbindgen.toml is valid");
+    let bindings = cbindgen::Builder::new()
+        .with_crate(&crate_dir)
+        .with_config(config)
+        .generate()
+        .expect("cbindgen can read src/lib.rs");
+    bindings.write_to_file(&out);
+    if std::env::var_os("IPFIB_WRITE_HEADER").is_some_and(|v| v == "1") {
+        bindings.write_to_file(crate_dir.join("include/ipfib.h"));
+    }
+}

@@ -1,0 +1,163 @@
+/* C tests of the ipfib library: the contract declarations, answers against the Rust reference
+ * (a file of expected answers written by `ipfib lookup --engine reference`), single against
+ * bulk lookups, save and reopen, and the error paths.
+ *
+ *   test TABLE ADDRESSES EXPECTED SCRATCH_DIR
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipfib.h"
+
+/* The declarations as the issue states them: a redeclaration that differs from the header is
+ * a compile error, so the header cannot drift from the contract. */
+typedef struct ipfib_fib ipfib_fib;
+ipfib_fib *ipfib_fib_open(const char *path, const char *engine, char *err, size_t errlen);
+int  ipfib_fib_save(const ipfib_fib *fib, const char *path, char *err, size_t errlen);
+void ipfib_fib_free(ipfib_fib *fib);
+int  ipfib_lookup_v4(const ipfib_fib *fib, uint32_t addr, uint32_t *next_hop);
+int  ipfib_lookup_v6(const ipfib_fib *fib, const uint8_t addr[16], uint32_t *next_hop);
+void ipfib_lookup_v4_bulk(const ipfib_fib *fib, const uint32_t *addrs, uint32_t *next_hops,
+                          size_t n, uint32_t miss);
+void ipfib_lookup_v6_bulk(const ipfib_fib *fib, const uint8_t (*addrs)[16], uint32_t *next_hops,
+                          size_t n, uint32_t miss);
+
+static int failures = 0;
+#define CHECK(cond, ...)                                     \
+    do {                                                     \
+        if (!(cond)) {                                       \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                    \
+            fprintf(stderr, "\n");                           \
+            failures++;                                      \
+        }                                                    \
+    } while (0)
+
+#define MISS 0xffffffffu
+#define MAX 4000000
+
+static uint32_t v4s[MAX], v4_want[MAX], out4[MAX];
+static uint8_t v6s[MAX][16];
+static uint32_t v6_want[MAX], out6[MAX];
+
+/* Compares every answer of `fib` with the expected ones, singly and in bulk. */
+static void check_answers(const ipfib_fib *fib, size_t n4, size_t n6, const char *what) {
+    size_t bad = 0;
+    for (size_t i = 0; i < n4; i++) {
+        uint32_t hop = 12345;
+        int found = ipfib_lookup_v4(fib, v4s[i], &hop);
+        if ((found ? hop : MISS) != v4_want[i]) bad++;
+    }
+    for (size_t i = 0; i < n6; i++) {
+        uint32_t hop = 12345;
+        int found = ipfib_lookup_v6(fib, v6s[i], &hop);
+        if ((found ? hop : MISS) != v6_want[i]) bad++;
+    }
+    ipfib_lookup_v4_bulk(fib, v4s, out4, n4, MISS);
+    ipfib_lookup_v6_bulk(fib, (const uint8_t(*)[16])v6s, out6, n6, MISS);
+    for (size_t i = 0; i < n4; i++) bad += out4[i] != v4_want[i];
+    for (size_t i = 0; i < n6; i++) bad += out6[i] != v6_want[i];
+    ipfib_lookup_v6_bulk(fib, NULL, NULL, 0, MISS); /* n = 0: nothing read or written */
+    CHECK(bad == 0, "%s: %zu of %zu answers differ from the reference", what, bad, 2 * (n4 + n6));
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s TABLE ADDRESSES EXPECTED SCRATCH_DIR\n", argv[0]);
+        return 2;
+    }
+    FILE *addrs = fopen(argv[2], "r"), *want = fopen(argv[3], "r");
+    if (addrs == NULL || want == NULL) {
+        perror("addresses or expected answers");
+        return 2;
+    }
+    char a[128], w[64];
+    size_t n4 = 0, n6 = 0;
+    while (fgets(a, sizeof a, addrs) && fgets(w, sizeof w, want) && n4 < MAX && n6 < MAX) {
+        a[strcspn(a, "\r\n")] = '\0';
+        uint32_t hop = w[0] == '-' ? MISS : (uint32_t)strtoul(w, NULL, 10);
+        struct in_addr v4;
+        if (inet_pton(AF_INET, a, &v4) == 1) {
+            v4s[n4] = ntohl(v4.s_addr);
+            v4_want[n4++] = hop;
+        } else if (inet_pton(AF_INET6, a, v6s[n6]) == 1) {
+            v6_want[n6++] = hop;
+        }
+    }
+    fclose(addrs);
+    fclose(want);
+    CHECK(n4 + n6 > 1000, "only %zu addresses", n4 + n6);
+
+    char err[512];
+    ipfib_fib *fib = ipfib_fib_open(argv[1], NULL, err, sizeof err);
+    CHECK(fib != NULL, "open %s: %s", argv[1], err);
+    if (fib == NULL) return 1;
+    check_answers(fib, n4, n6, "built from the table file");
+
+    /* Save, reopen (mapped), compare. */
+    char saved[1024], corrupt[1024];
+    snprintf(saved, sizeof saved, "%s/c-test.ipfib", argv[4]);
+    snprintf(corrupt, sizeof corrupt, "%s/c-test-corrupt.ipfib", argv[4]);
+    CHECK(ipfib_fib_save(fib, saved, err, sizeof err) == 0, "save: %s", err);
+    ipfib_fib *reopened = ipfib_fib_open(saved, NULL, err, sizeof err);
+    CHECK(reopened != NULL, "reopen: %s", err);
+    if (reopened != NULL) check_answers(reopened, n4, n6, "saved and reopened");
+    ipfib_fib *other = ipfib_fib_open(saved, "reference", err, sizeof err);
+    CHECK(other != NULL, "saved table with another engine: %s", err);
+    if (other != NULL) {
+        check_answers(other, n4, n6, "saved, reopened with the reference engine");
+        CHECK(ipfib_fib_save(other, saved, err, sizeof err) == -1 && strstr(err, "reference"),
+              "saving a reference table must fail naming the engine, got: %s", err);
+    }
+    ipfib_fib_free(other);
+    ipfib_fib_free(reopened);
+    ipfib_fib_free(fib);
+    ipfib_fib_free(NULL);
+
+    /* Error paths. */
+    err[0] = '\0';
+    CHECK(ipfib_fib_open("/nonexistent/table.txt", NULL, err, sizeof err) == NULL &&
+              strstr(err, "/nonexistent/table.txt") != NULL,
+          "a missing file must fail naming it, got: %s", err);
+    err[0] = '\0';
+    CHECK(ipfib_fib_open(argv[1], "no-such-engine", err, sizeof err) == NULL &&
+              strstr(err, "no-such-engine") != NULL,
+          "a bad engine name must fail naming it, got: %s", err);
+    CHECK(ipfib_fib_open(NULL, NULL, err, sizeof err) == NULL, "a NULL path must fail");
+    CHECK(ipfib_fib_open("/nonexistent", NULL, NULL, 0) == NULL, "err may be NULL");
+    char tiny[8];
+    CHECK(ipfib_fib_open("/nonexistent/x", NULL, tiny, sizeof tiny) == NULL &&
+              strlen(tiny) == sizeof tiny - 1,
+          "a short err buffer gets a truncated, terminated message");
+
+    /* A corrupt saved table: one byte of the body flipped. */
+    FILE *f = fopen(saved, "rb");
+    CHECK(f != NULL, "read back %s", saved);
+    if (f != NULL) {
+        fseek(f, 0, SEEK_END);
+        long len = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        unsigned char *buf = malloc((size_t)len);
+        CHECK(fread(buf, 1, (size_t)len, f) == (size_t)len, "read %s", saved);
+        fclose(f);
+        buf[len / 2] ^= 0x40;
+        FILE *g = fopen(corrupt, "wb");
+        fwrite(buf, 1, (size_t)len, g);
+        fclose(g);
+        free(buf);
+        err[0] = '\0';
+        CHECK(ipfib_fib_open(corrupt, NULL, err, sizeof err) == NULL && strstr(err, "damaged"),
+              "a corrupt saved table must fail saying so, got: %s", err);
+    }
+    remove(saved);
+    remove(corrupt);
+
+    if (failures) {
+        fprintf(stderr, "C tests: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("C tests: ok (%zu IPv4 and %zu IPv6 addresses, single and bulk, built and saved)\n", n4, n6);
+    return 0;
+}

@@ -1,0 +1,29 @@
+//! `ipfib save --fib IN [--engine E] OUT`: build a table once and write it in the saved format
+//! ([`ipfib::saved`]), so every later `--fib OUT` (and the C library's `ipfib_fib_open`) maps
+//! it and starts answering without parsing or building.
+
+use std::path::PathBuf;
+
+use crate::fib_args::FibArgs;
+use ipfib::engine::EngineInfo;
+
+/// Arguments of `ipfib save`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    fib: FibArgs,
+    /// Engine to build (only engines with a saved format can be saved: planb).
+    #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::parse)]
+    engine: &'static EngineInfo,
+    /// The saved table to write (written under a temporary name, then renamed over OUT, so a
+    /// process that has the old file open keeps a consistent table).
+    #[arg(value_name = "OUT")]
+    output: PathBuf,
+}
+
+/// Runs the subcommand.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let fib = args.fib.open(args.engine.name())?;
+    fib.save(&args.output)?;
+    Ok(())
+}

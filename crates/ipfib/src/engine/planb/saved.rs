@@ -1,0 +1,160 @@
+//! PlanB's sections in a saved table ([`crate::saved`]), written and read in one place.
+//!
+//! Per family: `META` (depth, intervals, distinct results, segments, as `u64`), `DIRECT` (the
+//! direct table), `SEGMENT_OF` (the per-chunk segment table, empty with one segment), and per
+//! segment `LINES` (the 64-byte nodes), `CELLS`, `STARTS` and `ANSWERS` (its fallback cells).
+//! The direct table and the lines, nearly all of the bytes, are used in place in the file's
+//! mapping; the rest is small and copied. Nothing read is trusted: every invariant the
+//! unchecked walk relies on is checked by [`super::validate`] before the structure exists as
+//! a `PlanB`.
+
+use std::sync::Arc;
+
+use super::fallback::Fallback;
+use super::layout::{Family, Segment};
+use super::{search, PlanB};
+use crate::engine::Backend;
+use crate::error::OpenError;
+use crate::saved::format::{Reader, SectionId, Writer};
+use crate::saved::words;
+
+const META: u32 = 1;
+const DIRECT: u32 = 2;
+const SEGMENT_OF: u32 = 3;
+const LINES: u32 = 4;
+const CELLS: u32 = 5;
+const STARTS: u32 = 6;
+const ANSWERS: u32 = 7;
+
+/// `ANSWERS` holds a (flag, hop) pair per interval: flag 1 = a route, 0 = no route.
+const ROUTE: u32 = 1;
+
+/// A `META` count that is not known (a table changed by partial rebuilds).
+const UNKNOWN: u64 = u64::MAX;
+
+fn id<A: Family>(tag: u32, index: usize) -> SectionId {
+    SectionId {
+        tag,
+        family: words::family::<A>(),
+        index: index as u32,
+    }
+}
+
+impl<A: Family> PlanB<A> {
+    /// Adds this family's sections to `w`.
+    pub(crate) fn write_sections<'a>(&'a self, w: &mut Writer<'a>) {
+        // Counts a partial rebuild does not know are written as `UNKNOWN`.
+        let known = |c: Option<usize>| c.map_or(UNKNOWN, |c| c as u64);
+        let meta = [
+            self.depth as u64,
+            known(self.intervals),
+            known(self.results),
+            self.segments.len() as u64,
+        ];
+        w.owned(id::<A>(META, 0), meta.to_vec());
+        w.array(id::<A>(DIRECT, 0), &self.direct);
+        w.array(id::<A>(SEGMENT_OF, 0), &self.segment_of);
+        for (i, segment) in self.segments.iter().enumerate() {
+            w.array(id::<A>(LINES, i), &segment.lines);
+            let (cells, starts, answers) = segment.fallback.parts();
+            let cells: Vec<u32> = cells.iter().flat_map(|&(b, e)| [b, e]).collect();
+            w.owned(id::<A>(CELLS, i), cells);
+            w.owned(
+                id::<A>(STARTS, i),
+                words::from_addresses(starts.iter().copied()),
+            );
+            let answers: Vec<u32> = answers
+                .iter()
+                .flat_map(|a| a.map_or([0, 0], |hop| [ROUTE, hop]))
+                .collect();
+            w.owned(id::<A>(ANSWERS, i), answers);
+        }
+    }
+
+    /// This family's structure from `r`, checked by the validator; nodes are searched with
+    /// `backend`.
+    pub(crate) fn read_sections(r: &Reader, backend: Backend) -> Result<Self, OpenError> {
+        let meta = r.array::<u64>(id::<A>(META, 0))?;
+        let &[depth, intervals, results, segments] = &meta[..] else {
+            return Err(OpenError::Format(format!(
+                "{} has {} words, expected 4",
+                id::<A>(META, 0),
+                meta.len()
+            )));
+        };
+        let count = |v: u64| usize::try_from(v).ok();
+        // Every segment has its own sections, so their number bounds a plausible count before
+        // anything is allocated for it.
+        let segments = count(segments)
+            .filter(|&s| s >= 1 && s == r.count(LINES, words::family::<A>()))
+            .ok_or_else(|| {
+                OpenError::Format(format!(
+                    "{segments} segments, but {} line sections",
+                    r.count(LINES, words::family::<A>())
+                ))
+            })?;
+        let maybe = |v: u64| if v == UNKNOWN { Some(None) } else { count(v).map(Some) };
+        let (Some(depth), Some(intervals), Some(results)) =
+            (count(depth), maybe(intervals), maybe(results))
+        else {
+            return Err(OpenError::Format(
+                "a count does not fit this machine's usize".into(),
+            ));
+        };
+        let mut parts = Vec::with_capacity(segments);
+        for i in 0..segments {
+            let cells = r.array::<u32>(id::<A>(CELLS, i))?;
+            let starts = r.array::<u32>(id::<A>(STARTS, i))?;
+            let answers = r.array::<u32>(id::<A>(ANSWERS, i))?;
+            if cells.len() % 2 != 0
+                || answers.len() % 2 != 0
+                || starts.len() % words::per_address::<A>() != 0
+            {
+                return Err(OpenError::Format(format!(
+                    "segment {i}'s fallback arrays have odd lengths"
+                )));
+            }
+            let answers = answers
+                .chunks_exact(2)
+                .map(|p| match p[0] {
+                    0 => Ok(None),
+                    ROUTE => Ok(Some(p[1])),
+                    f => Err(OpenError::Format(format!(
+                        "segment {i}: fallback answer flag {f}"
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let fallback = Fallback::from_parts(
+                cells.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
+                words::to_addresses(&starts).collect(),
+                answers,
+            );
+            parts.push(Arc::new(Segment {
+                lines: r.array(id::<A>(LINES, i))?,
+                fallback,
+            }));
+        }
+        let dispatch =
+            search::Dispatch::new(backend).ok_or(crate::error::BuildError::BackendUnavailable {
+                backend: backend.name(),
+            })?;
+        let planb = PlanB {
+            direct: r.array(id::<A>(DIRECT, 0))?,
+            segment_of: r
+                .array::<u16>(id::<A>(SEGMENT_OF, 0))?
+                .to_vec()
+                .into_boxed_slice(),
+            home: parts[0].lines.clone(),
+            // Nothing is known dead in a file: every line counts as used until compaction
+            // finds out otherwise.
+            live: parts.iter().map(|s| s.lines.len()).collect(),
+            segments: parts,
+            depth,
+            intervals,
+            results,
+            dispatch,
+        };
+        super::validate::check(&planb)?;
+        Ok(planb)
+    }
+}

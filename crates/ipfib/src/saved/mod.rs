@@ -1,0 +1,174 @@
+//! Saved tables: a built [`Fib`] written to a file and opened again in milliseconds, for
+//! programs that build a table once and serve lookups from many processes (a control plane
+//! feeding workers, a command line called repeatedly, the C library).
+//!
+//! The file ([`format`]) holds both families' engine arrays and route lists behind a
+//! versioned header with a checksum of the body. [`Fib::open`] maps the file and uses the big
+//! arrays (PlanB's direct table and nodes) in place: opening costs a checksum pass, the
+//! validator and the small arrays' copies, not a build. [`Fib::from_bytes`] does the same on
+//! an aligned copy of bytes in memory.
+//!
+//! **Nothing in a file is trusted.** The header, the section table and every array length are
+//! checked before use; then the engine's validator checks every invariant its unchecked walk
+//! relies on ([`crate::engine::Lookup::validate`]). A damaged or hostile file therefore loads
+//! correctly or fails with an [`OpenError`] naming what is wrong; it cannot cause undefined
+//! behaviour, a panic, or an allocation larger than the file.
+//!
+//! **A mapped file must not change while it is open.** The checks run once, at open; after
+//! that lookups read the mapping. [`Fib::save`] writes a new file and renames it over the old
+//! one, so a table that is open keeps reading the old (unlinked) file and the next
+//! [`Fib::open`] sees the new one: replace saved tables that way (`ipfib save` does), never
+//! by writing into them. A file truncated while mapped makes the lookups that touch the lost
+//! pages die with `SIGBUS`; bytes rewritten in place are read as they are, unchecked, which
+//! can make lookups answer wrongly or read out of bounds. Whoever cannot rule that out (files
+//! on a shared volume others write to) should use [`Fib::from_bytes`] on the file's contents,
+//! which copies them.
+//!
+//! Only PlanB has a saved format: saving a table built with another engine is
+//! [`SaveError::Unsupported`].
+
+pub(crate) mod format;
+pub(crate) mod words;
+
+use std::any::Any;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::engine::planb::PlanB;
+use crate::engine::{self, BuildOptions, Lookup};
+use crate::error::{OpenError, SaveError};
+use crate::fib::Fib;
+use crate::storage::Backing;
+use format::{Reader, Writer};
+
+pub use format::MAGIC;
+
+/// True when `head` (the first bytes of a file, at least 8) starts like a saved table.
+pub fn is_saved(head: &[u8]) -> bool {
+    head.starts_with(&MAGIC)
+}
+
+impl Fib {
+    /// Writes the table to `path` in the saved format (see the [module docs](self)): to a
+    /// temporary file beside it, then renamed over `path`, so a process that has the old file
+    /// open keeps a consistent table.
+    ///
+    /// ```
+    /// use ipfib::{Fib, Table};
+    ///
+    /// let mut t = Table::new();
+    /// t.insert("10.0.0.0/8".parse().unwrap(), 1).unwrap();
+    /// t.insert("2001:db8::/32".parse().unwrap(), 2).unwrap();
+    /// let fib = Fib::build(&t, "planb").unwrap();
+    /// let dir = std::env::temp_dir().join(format!("ipfib-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("table.ipfib");
+    /// fib.save(&path).unwrap();
+    ///
+    /// let opened = Fib::open(&path).unwrap();
+    /// assert_eq!(opened.lookup("10.1.2.3".parse().unwrap()), Some(1));
+    /// assert_eq!(opened.lookup_prefix("2001:db8::1".parse().unwrap()).unwrap().1, 2);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), SaveError> {
+        let path = path.as_ref();
+        let io = |source| SaveError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let writer = self.writer()?;
+        let tmp = temporary_beside(path);
+        let result = (|| {
+            let mut file = io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+            writer.write(&mut file)?;
+            file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            std::fs::rename(&tmp, path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result.map_err(io)
+    }
+
+    /// Writes the table in the saved format to any writer (a socket, a buffer).
+    pub fn write_to(&self, out: &mut impl Write) -> Result<(), SaveError> {
+        self.writer()?.write(out).map_err(|source| SaveError::Io {
+            path: PathBuf::from("-"),
+            source,
+        })
+    }
+
+    /// Opens a saved table by mapping it (see the [module docs](self) for what must not
+    /// happen to the file while it is open). Lookups use the fastest node search this CPU
+    /// runs.
+    pub fn open(path: impl AsRef<Path>) -> Result<Fib, OpenError> {
+        let path = path.as_ref();
+        let io = |source| OpenError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let backing = Backing::map(&file).map_err(io)?;
+        Fib::read(Arc::new(backing), &BuildOptions::default())
+    }
+
+    /// A saved table from bytes in memory (copied once into aligned memory, then used like a
+    /// mapping). Nothing is allocated before the header has been checked against the length.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Fib, OpenError> {
+        format::check_header(bytes)?;
+        Fib::read(Arc::new(Backing::copy(bytes)), &BuildOptions::default())
+    }
+
+    /// True when the table's arrays are a mapped file ([`Fib::open`]).
+    pub fn is_mapped(&self) -> bool {
+        self.mapped
+    }
+
+    fn writer(&self) -> Result<Writer<'_>, SaveError> {
+        let unsupported = SaveError::Unsupported {
+            engine: self.engine.name(),
+        };
+        let v4: &dyn Any = self.v4.as_ref();
+        let v6: &dyn Any = self.v6.as_ref();
+        let (Some(v4), Some(v6)) = (
+            v4.downcast_ref::<PlanB<u32>>(),
+            v6.downcast_ref::<PlanB<u128>>(),
+        ) else {
+            return Err(unsupported);
+        };
+        let mut w = Writer::new(v6.name());
+        v4.write_sections(&mut w);
+        v6.write_sections(&mut w);
+        self.routes_v4.write_sections(&mut w);
+        self.routes_v6.write_sections(&mut w);
+        Ok(w)
+    }
+
+    fn read(backing: Arc<Backing>, options: &BuildOptions) -> Result<Fib, OpenError> {
+        let r = Reader::new(backing)?;
+        let info = engine::by_name(r.engine())
+            .ok()
+            .filter(|e| e.name() == "planb")
+            .ok_or_else(|| OpenError::Engine(r.engine().to_string()))?;
+        let backend = options.resolve_backend()?;
+        let fib = Fib {
+            engine: info,
+            v4: Box::new(PlanB::<u32>::read_sections(&r, backend)?),
+            v6: Box::new(PlanB::<u128>::read_sections(&r, backend)?),
+            routes_v4: crate::fib::RouteList::read_sections(&r)?,
+            routes_v6: crate::fib::RouteList::read_sections(&r)?,
+            mapped: r.is_mapped(),
+        };
+        r.check_all_used()?;
+        Ok(fib)
+    }
+}
+
+/// A temporary name in `path`'s directory (so the rename stays on one file system).
+fn temporary_beside(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp-{}", std::process::id()));
+    path.with_file_name(name)
+}

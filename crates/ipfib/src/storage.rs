@@ -1,0 +1,274 @@
+//! [`Array`]: the storage of an engine's big flat arrays, either owned on the heap (a table
+//! that was built) or a view into a saved file's bytes (a table that was opened), so that
+//! opening a saved table maps the file and uses its arrays in place instead of copying them.
+//!
+//! The lookup path sees neither case: an `Array` is a pointer and a length, and dereferencing
+//! it is `slice::from_raw_parts` of the two, with no branch and no dynamic dispatch (the same
+//! two loads as a `Box<[T]>`). Whoever owns the memory (the heap allocation or the mapping) is
+//! kept alive by a reference count beside them and is never touched by a lookup.
+//!
+//! This module holds all of the crate's `unsafe` for saved tables: viewing bytes as typed
+//! arrays ([`Pod`] says which types may be viewed), viewing typed arrays as bytes (to write
+//! them), and mapping a file.
+
+use std::fmt;
+use std::fs::File;
+use std::ops::Deref;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use crate::engine::planb::{Line16, Line32};
+
+/// Types whose every bit pattern is a valid value and which have no padding bytes, so a
+/// slice of them can be read from (and written as) raw bytes.
+///
+/// (Public only so that engine traits can name it as a bound; the module is private, so no
+/// type outside the crate can implement it.)
+///
+/// # Safety
+/// Implement only for types with no padding, no invalid bit patterns and no pointers.
+pub unsafe trait Pod: Copy + Send + Sync + 'static {}
+
+// SAFETY: primitive integers: no padding, every bit pattern valid.
+unsafe impl Pod for u8 {}
+// SAFETY: as above.
+unsafe impl Pod for u16 {}
+// SAFETY: as above.
+unsafe impl Pod for u32 {}
+// SAFETY: as above.
+unsafe impl Pod for u64 {}
+// SAFETY: as above.
+unsafe impl Pod for u128 {}
+// SAFETY: `repr(C, align(64))` around `[u32; 16]`, exactly 64 bytes: no padding, and any
+// words are a line (the validator decides whether the walk may use it).
+unsafe impl Pod for Line32 {}
+// SAFETY: `repr(C, align(64))` around `[u16; 32]`, exactly 64 bytes: as above.
+unsafe impl Pod for Line16 {}
+
+/// The bytes of a slice of plain data (for writing a saved table).
+pub(crate) fn as_bytes<T: Pod>(s: &[T]) -> &[u8] {
+    // SAFETY: `T: Pod` has no padding, so every byte of the slice is initialised; the byte
+    // slice covers exactly the same memory and lives as long as `s`.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+/// Bytes a saved table is read from: a read-only mapping of the file, or a 64-byte aligned
+/// heap copy (for `from_bytes` and for files that cannot be mapped).
+pub(crate) struct Backing {
+    kind: BackingKind,
+}
+
+enum BackingKind {
+    Map(memmap2::Mmap),
+    /// 64-byte aligned blocks holding `len` bytes.
+    Heap(Box<[Block]>, usize),
+}
+
+/// The unit of a heap backing: makes its start 64-byte aligned like a page.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Block([u8; 64]);
+
+impl Backing {
+    /// Maps `file` read-only.
+    ///
+    /// The mapping is only as stable as the file: see the `saved` module's docs on files
+    /// changed while open (replace a saved file by renaming a new one over it, as
+    /// `Fib::save` does, never by writing into it).
+    pub(crate) fn map(file: &File) -> std::io::Result<Backing> {
+        // SAFETY: memmap2's contract is that the file is not modified while mapped. ipfib
+        // writes saved tables to a temporary file and renames it into place, so it never
+        // modifies a file someone may have mapped; modifying a mapped saved table by other
+        // means is documented as unsupported (module docs of `saved`).
+        // Populated up front: opening reads every byte anyway (the checksum), and one populating
+        // call costs less than a page fault per 4 KiB.
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(file)? };
+        Ok(Backing {
+            kind: BackingKind::Map(map),
+        })
+    }
+
+    /// An aligned copy of `bytes`.
+    pub(crate) fn copy(bytes: &[u8]) -> Backing {
+        let mut blocks = vec![Block([0; 64]); bytes.len().div_ceil(64)].into_boxed_slice();
+        for (block, chunk) in blocks.iter_mut().zip(bytes.chunks(64)) {
+            block.0[..chunk.len()].copy_from_slice(chunk);
+        }
+        Backing {
+            kind: BackingKind::Heap(blocks, bytes.len()),
+        }
+    }
+
+    /// The bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match &self.kind {
+            BackingKind::Map(m) => m,
+            // SAFETY: the blocks are `len.div_ceil(64)` initialised 64-byte arrays, so their
+            // first `len` bytes are initialised and in one allocation.
+            BackingKind::Heap(blocks, len) => unsafe {
+                std::slice::from_raw_parts(blocks.as_ptr().cast::<u8>(), *len)
+            },
+        }
+    }
+
+    /// True when the bytes are a mapping of the file (not a copy).
+    pub(crate) fn is_mapped(&self) -> bool {
+        matches!(self.kind, BackingKind::Map(_))
+    }
+}
+
+/// Why bytes cannot be viewed as an array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ViewError {
+    /// The range does not fit in the bytes.
+    OutOfBounds,
+    /// The start is not aligned for the element type.
+    Misaligned,
+}
+
+/// An immutable array, owned or a view into a [`Backing`]; derefs to `&[T]`.
+pub struct Array<T: 'static> {
+    ptr: NonNull<T>,
+    len: usize,
+    /// Keeps the memory behind `ptr` alive; never read.
+    _owner: Arc<dyn Send + Sync>,
+}
+
+// SAFETY: an `Array` is a shared, immutable `[T]` plus an `Arc` to its (Send + Sync) owner:
+// sending or sharing it is sending or sharing `&[T]`, which needs `T: Sync`.
+unsafe impl<T: Sync> Send for Array<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Array<T> {}
+
+impl<T: Send + Sync + 'static> From<Vec<T>> for Array<T> {
+    fn from(v: Vec<T>) -> Self {
+        v.into_boxed_slice().into()
+    }
+}
+
+impl<T: Send + Sync + 'static> From<Box<[T]>> for Array<T> {
+    fn from(b: Box<[T]>) -> Self {
+        let len = b.len();
+        // The heap buffer does not move when the box moves into the `Arc` (for an empty
+        // slice the pointer is dangling but aligned, which is all an empty slice needs).
+        let ptr = NonNull::new(b.as_ptr().cast_mut()).expect("a box's pointer is non-null");
+        Array {
+            ptr,
+            len,
+            _owner: Arc::new(b),
+        }
+    }
+}
+
+impl<T: Pod> Array<T> {
+    /// The `count` elements of `T` at byte `offset` of `backing`, in place: an error when
+    /// they do not fit or the start is not aligned for `T`.
+    pub(crate) fn view(
+        backing: &Arc<Backing>,
+        offset: usize,
+        count: usize,
+    ) -> Result<Self, ViewError> {
+        let bytes = backing.bytes();
+        let size = count
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or(ViewError::OutOfBounds)?;
+        let end = offset.checked_add(size).ok_or(ViewError::OutOfBounds)?;
+        if end > bytes.len() {
+            return Err(ViewError::OutOfBounds);
+        }
+        let start = bytes[offset..].as_ptr();
+        if start.align_offset(std::mem::align_of::<T>()) != 0 {
+            return Err(ViewError::Misaligned);
+        }
+        Ok(Array {
+            ptr: NonNull::new(start.cast::<T>().cast_mut()).expect("a slice's pointer is non-null"),
+            len: count,
+            _owner: backing.clone(),
+        })
+    }
+}
+
+impl<T> Array<T> {
+    /// True when both are the same memory (the same array, not equal contents).
+    pub(crate) fn ptr_eq(&self, other: &Self) -> bool {
+        self.ptr == other.ptr && self.len == other.len
+    }
+}
+
+impl<T> Deref for Array<T> {
+    type Target = [T];
+
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        // SAFETY: `ptr..ptr + len` was a live, aligned `[T]` when the array was made (a boxed
+        // slice, or a view whose bounds and alignment `view` checked and whose element type
+        // is `Pod`, so any bytes are valid values), and `_owner` keeps that memory alive and
+        // unchanged (no `&mut` to it exists) for as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T> Clone for Array<T> {
+    /// Another handle to the same memory (no copy).
+    fn clone(&self) -> Self {
+        Array {
+            ptr: self.ptr,
+            len: self.len,
+            _owner: self._owner.clone(),
+        }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Array<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_and_viewed_arrays_read_the_same() {
+        let owned: Array<u32> = vec![1u32, 2, 3].into();
+        assert_eq!(&*owned, &[1, 2, 3]);
+        assert!(owned.ptr_eq(&owned.clone()));
+        let empty: Array<u32> = Vec::new().into();
+        assert!(empty.is_empty());
+
+        let bytes: Vec<u8> = (0..=255).collect();
+        let backing = Arc::new(Backing::copy(&bytes));
+        let words = Array::<u32>::view(&backing, 4, 3).unwrap();
+        assert_eq!(words[0], u32::from_ne_bytes([4, 5, 6, 7]));
+        assert_eq!(words.len(), 3);
+        assert_eq!(
+            Array::<u32>::view(&backing, 2, 1).unwrap_err(),
+            ViewError::Misaligned
+        );
+        assert_eq!(
+            Array::<u32>::view(&backing, 252, 2).unwrap_err(),
+            ViewError::OutOfBounds
+        );
+        assert_eq!(
+            Array::<u32>::view(&backing, 0, usize::MAX).unwrap_err(),
+            ViewError::OutOfBounds
+        );
+        let lines = Array::<Line32>::view(&backing, 64, 3).unwrap();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(
+            Array::<Line32>::view(&backing, 64, 4).unwrap_err(),
+            ViewError::OutOfBounds
+        );
+        drop(backing);
+        assert_eq!(
+            lines[0].0[0],
+            u32::from_ne_bytes([64, 65, 66, 67]),
+            "the view keeps the bytes alive"
+        );
+        assert_eq!(
+            as_bytes(&[1u16, 2]),
+            &[1u16.to_ne_bytes(), 2u16.to_ne_bytes()].concat()[..]
+        );
+    }
+}
