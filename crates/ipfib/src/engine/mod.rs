@@ -142,12 +142,19 @@ pub trait Lookup<A: Address>: Send + Sync + std::any::Any {
         None
     }
 
-    /// A smaller equivalent of this engine, made with bounded work: after partial rebuilds an
-    /// engine may hold space its replaced parts used, and [`crate::LiveFib`]'s rebuilder calls
-    /// this while no update is waiting, again and again until it returns `None`. `None`:
-    /// nothing to compact (the default).
-    fn compact(&self, options: &BuildOptions) -> Option<Result<Box<dyn Lookup<A>>, BuildError>> {
-        let _ = options;
+    /// A more compact equivalent of this engine: after partial rebuilds an engine may hold
+    /// space its replaced parts used, or be split in ways that cost lookups. With `settled`
+    /// false the step must be bounded (it runs between updates); with `settled` true the table
+    /// has been quiet for a while and the step may take work proportional to the table (back
+    /// to the layout a full build gives). [`crate::LiveFib`]'s rebuilder calls it while no
+    /// update waits, again and again until it returns `None`. `None`: nothing to do (the
+    /// default).
+    fn compact(
+        &self,
+        options: &BuildOptions,
+        settled: bool,
+    ) -> Option<Result<Box<dyn Lookup<A>>, BuildError>> {
+        let _ = (options, settled);
         None
     }
 }

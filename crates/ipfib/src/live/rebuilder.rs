@@ -61,6 +61,9 @@ pub(super) struct Queue {
     /// A publish happened since the engines last had nothing to compact: run compaction
     /// steps while no update waits.
     pub compact: bool,
+    /// Bounded steps are done but the engines may still be split (several segments): once
+    /// the table has been quiet for [`SETTLE_AFTER`], one settling step.
+    pub settle: bool,
     /// When the last version with new routes was stored.
     pub last_publish_at: Option<Instant>,
 }
@@ -166,9 +169,14 @@ pub(super) fn run(shared: Arc<Shared>) {
     while let Some(work) = next_work(&shared) {
         let (ops, upto) = match work {
             Work::Publish(ops, upto) => (ops, upto),
-            Work::Compact => {
-                let more = compact(&shared);
-                lock(&shared.queue).compact = more;
+            Work::Compact { settled } => {
+                let more = compact(&shared, settled);
+                let mut q = lock(&shared.queue);
+                if settled {
+                    q.settle = more;
+                } else {
+                    q.compact = more;
+                }
                 continue;
             }
         };
@@ -177,6 +185,7 @@ pub(super) fn run(shared: Arc<Shared>) {
         match result {
             Ok(Some(published)) => {
                 q.compact = true;
+                q.settle = true;
                 q.last_publish_at = Some(published.at);
                 q.published = upto;
                 q.error = None;
@@ -207,13 +216,20 @@ pub(super) fn run(shared: Arc<Shared>) {
 
 /// How long no update must have been published before compaction steps run.
 const COMPACT_AFTER: Duration = Duration::from_millis(2);
+/// How long no update must have been published before a settling step (one that may take
+/// work proportional to the table: PlanB copies every tree back into one segment).
+const SETTLE_AFTER: Duration = Duration::from_millis(50);
 
 /// What the rebuilder does next.
 enum Work {
     /// Publish these updates (everything queued, up to this sequence number).
     Publish(Vec<Op>, u64),
-    /// Nothing is queued and the engines may hold dead space: one compaction step.
-    Compact,
+    /// Nothing is queued and the engines may hold dead space: one compaction step (settling:
+    /// work proportional to the table, after a long quiet spell).
+    Compact {
+        /// See [`Lookup::compact`].
+        settled: bool,
+    },
 }
 
 /// Waits for updates, then for the coalescing delay (cut short by a flush or shutdown), and
@@ -226,16 +242,21 @@ fn next_work(shared: &Shared) -> Option<Work> {
             if q.shutdown {
                 return None;
             }
-            if q.compact {
+            if q.compact || q.settle {
                 // Compact only after a quiet spell, so that a burst of updates is not
-                // interleaved with compaction steps.
-                let quiet = q.last_publish_at.map_or(Duration::ZERO, |t| t.elapsed());
-                if quiet >= COMPACT_AFTER {
-                    return Some(Work::Compact);
+                // interleaved with compaction steps; settle after a long one.
+                let quiet = q.last_publish_at.map_or(Duration::MAX, |t| t.elapsed());
+                let (after, settled) = if q.compact {
+                    (COMPACT_AFTER, false)
+                } else {
+                    (SETTLE_AFTER, true)
+                };
+                if quiet >= after {
+                    return Some(Work::Compact { settled });
                 }
                 q = shared
                     .wake
-                    .wait_timeout(q, COMPACT_AFTER - quiet)
+                    .wait_timeout(q, after - quiet)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
                 continue;
@@ -262,13 +283,14 @@ fn next_work(shared: &Shared) -> Option<Work> {
     Some(Work::Publish(mem::take(&mut q.pending), q.submitted))
 }
 
-/// One compaction step of both families' engines ([`Lookup::compact`]), published as a new
+/// One compaction step of both families' engines ([`Lookup::compact`], settling or not),
+/// published as a new
 /// version with the same routes. False when neither engine had anything to compact (or a step
 /// failed: the engine in use stays, and compaction waits for the next publish).
-fn compact(shared: &Shared) -> bool {
+fn compact(shared: &Shared, settled: bool) -> bool {
     let prev = shared.current.load_full();
-    let v4 = prev.v4.compact(&shared.build).and_then(Result::ok);
-    let v6 = prev.v6.compact(&shared.build).and_then(Result::ok);
+    let v4 = prev.v4.compact(&shared.build, settled).and_then(Result::ok);
+    let v6 = prev.v6.compact(&shared.build, settled).and_then(Result::ok);
     if v4.is_none() && v6.is_none() {
         return false;
     }

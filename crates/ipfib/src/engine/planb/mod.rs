@@ -313,13 +313,22 @@ impl<A: Family> Lookup<A> for PlanB<A> {
     }
 
     /// One compaction step (`partial`): the live trees of the emptiest segments, at most
-    /// [`COMPACT_BUDGET`] lines, copied into one new segment.
-    fn compact(&self, options: &BuildOptions) -> Option<Result<Box<dyn Lookup<A>>, BuildError>> {
+    /// [`COMPACT_BUDGET`] lines, copied into one new segment; once settled, every tree copied
+    /// into one segment, so lookups take the one-segment walk again.
+    fn compact(
+        &self,
+        options: &BuildOptions,
+        settled: bool,
+    ) -> Option<Result<Box<dyn Lookup<A>>, BuildError>> {
         let backend = match options.resolve_backend() {
             Ok(b) => b,
             Err(e) => return Some(Err(e)),
         };
-        let parts = self.compact_parts(COMPACT_BUDGET)?;
+        let parts = if settled {
+            self.merged_parts()?
+        } else {
+            self.compact_parts(COMPACT_BUDGET)?
+        };
         Some(Self::from_parts(parts, backend).map(|p| Box::new(p) as Box<dyn Lookup<A>>))
     }
 }

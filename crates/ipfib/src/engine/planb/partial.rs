@@ -371,6 +371,23 @@ impl<A: Family> PlanB<A> {
         base as u32
     }
 
+    /// Every chunk's tree copied into one segment (`None` when there is one already): the
+    /// layout a full build gives, without rebuilding a tree, so the walk is the one-segment
+    /// walk again. Work proportional to the table.
+    pub(super) fn merged_parts(&self) -> Option<Parts<A>> {
+        if self.segments.len() == 1 {
+            return None;
+        }
+        let mut segment = SegmentBuilder::<A>::new();
+        let (mut copied, mut cells) = (HashMap::new(), HashMap::new());
+        let chunks: Vec<usize> = (0..1usize << DIRECT_BITS).collect();
+        let entries: Vec<u32> = chunks
+            .iter()
+            .map(|&c| self.copy_chunk(c, &mut segment, &mut copied, &mut cells))
+            .collect();
+        Some(self.with_chunks_in(&chunks, &entries, segment))
+    }
+
     /// One bounded step of compaction: live chunks of the segments with dead space (more than a
     /// twentieth) or, when there are many segments, of small ones, fewest live lines first,
     /// are copied into one new segment, about `budget` lines at most; emptied segments are
@@ -536,6 +553,11 @@ mod tests {
             steps += 1;
         }
         assert!(steps > 1, "bounded steps: {steps}");
+        // Settling copies every tree into one segment: the one-segment walk again.
+        let merged = PlanB::from_parts(t.merged_parts().unwrap(), Backend::Scalar).unwrap();
+        assert_eq!(merged.segments.len(), 1);
+        assert!(merged.merged_parts().is_none());
+        agrees(&merged, &table, &probes(&table));
         assert!(t.segments.len() <= MANY_SEGMENTS);
         let rebuilt = build(&table);
         assert!(

@@ -93,7 +93,13 @@ impl<A: Family> PlanB<A> {
                     r.count(LINES, words::family::<A>())
                 ))
             })?;
-        let maybe = |v: u64| if v == UNKNOWN { Some(None) } else { count(v).map(Some) };
+        let maybe = |v: u64| {
+            if v == UNKNOWN {
+                Some(None)
+            } else {
+                count(v).map(Some)
+            }
+        };
         let (Some(depth), Some(intervals), Some(results)) =
             (count(depth), maybe(intervals), maybe(results))
         else {
