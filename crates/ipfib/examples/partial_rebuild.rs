@@ -48,7 +48,7 @@ fn run<A: Address>(mut table: RouteTable<A>, batch: usize, publishes: usize) {
             }
         };
         times.push(t0.elapsed().as_secs_f64() * 1e6);
-        while let Some(compacted) = engine.compact(&options) {
+        while let Some(compacted) = engine.compact(&options, false) {
             engine = compacted.expect("compaction");
             steps += 1;
         }
