@@ -180,13 +180,12 @@ pub unsafe extern "C" fn ipfib_lookup_v4(
 ) -> c_int {
     // SAFETY: the caller's contract: `fib` is a live table.
     let fib = unsafe { &(*fib).fib };
-    match catch_unwind(AssertUnwindSafe(|| fib.v4().lookup(addr))) {
-        Ok(Some(hop)) => {
-            // SAFETY: the caller's contract: `next_hop` is writable.
-            unsafe { *next_hop = hop };
-            1
-        }
-        _ => 0,
+    // SAFETY: the caller's contract: `next_hop` is writable.
+    unsafe {
+        report(
+            catch_unwind(AssertUnwindSafe(|| fib.v4().lookup(addr))),
+            next_hop,
+        )
     }
 }
 
@@ -205,11 +204,22 @@ pub unsafe extern "C" fn ipfib_lookup_v6(
 ) -> c_int {
     // SAFETY: the caller's contract: `fib` is a live table, `addr` 16 readable bytes.
     let (fib, bytes) = unsafe { (&(*fib).fib, addr.cast::<[u8; 16]>().read_unaligned()) };
-    match catch_unwind(AssertUnwindSafe(|| {
+    let found = catch_unwind(AssertUnwindSafe(|| {
         fib.v6().lookup(u128::from_be_bytes(bytes))
-    })) {
+    }));
+    // SAFETY: the caller's contract: `next_hop` is writable.
+    unsafe { report(found, next_hop) }
+}
+
+/// A single lookup's C result: 1 with `*next_hop` set when a route matched, 0 when none did
+/// (or the lookup panicked, which never crosses the boundary).
+///
+/// # Safety
+/// `next_hop` is writable.
+unsafe fn report(found: std::thread::Result<Option<u32>>, next_hop: *mut u32) -> c_int {
+    match found {
         Ok(Some(hop)) => {
-            // SAFETY: the caller's contract: `next_hop` is writable.
+            // SAFETY: the caller's contract.
             unsafe { *next_hop = hop };
             1
         }

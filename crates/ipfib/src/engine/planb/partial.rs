@@ -124,15 +124,9 @@ impl<A: Family> PlanB<A> {
     /// `fallback` (leaves are read in order: a tree's leaves are contiguous, and each leaf's
     /// first answer repeats the previous leaf's last).
     fn steps(&self, chunk: usize, fallback: &mut Fallback<A>) -> Steps {
-        let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
+        let (seg, _, first, last) = self.span(chunk);
         let segment = &self.segments[seg];
         let lines = &segment.lines;
-        let (mut first, mut last) = (self.direct[chunk] as usize, self.direct[chunk] as usize);
-        for _ in 1..self.depth {
-            first = A::Key::link(&lines[first]) as usize;
-            let l = &lines[last];
-            last = A::Key::link(l) as usize + A::Key::keys_in(l, A::Key::INNER_KEYS);
-        }
         let base = (chunk as u64) << (A::COARSE_BITS - DIRECT_BITS);
         let mut steps = Steps {
             starts: vec![base],
