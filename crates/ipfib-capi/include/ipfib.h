@@ -68,7 +68,8 @@ void ipfib_lookup_v4_bulk(const ipfib_fib *fib,
                           size_t n,
                           uint32_t miss);
 
-// The IPv6 form of ipfib_lookup_v4_bulk: each address is 16 bytes in network order.
+// The IPv6 form of ipfib_lookup_v4_bulk: each address is 16 bytes in network order, read in
+// place by the batched walk.
 //
 // # Safety
 // `fib` is a live table; `addrs` points to `n` readable 16-byte addresses and `next_hops`

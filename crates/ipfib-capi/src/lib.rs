@@ -25,10 +25,6 @@ pub struct ipfib_fib {
     fib: Fib,
 }
 
-/// IPv6 addresses converted per step of the bulk lookup (on the stack): enough that the
-/// batched walk runs long groups, small enough to stay in L1.
-const V6_CHUNK: usize = 2048;
-
 /// Writes `msg` into `err` (NUL-terminated, truncated to `errlen - 1` bytes).
 ///
 /// # Safety
@@ -255,7 +251,8 @@ pub unsafe extern "C" fn ipfib_lookup_v4_bulk(
     let _ = catch_unwind(AssertUnwindSafe(|| fib.lookup_v4_batch(addrs, out, miss)));
 }
 
-/// The IPv6 form of ipfib_lookup_v4_bulk: each address is 16 bytes in network order.
+/// The IPv6 form of ipfib_lookup_v4_bulk: each address is 16 bytes in network order, read in
+/// place by the batched walk.
 ///
 /// # Safety
 /// `fib` is a live table; `addrs` points to `n` readable 16-byte addresses and `next_hops`
@@ -280,14 +277,8 @@ pub unsafe extern "C" fn ipfib_lookup_v6_bulk(
             std::slice::from_raw_parts_mut(next_hops, n),
         )
     };
+    // Equal lengths, so the batch cannot fail; a panic (none is known) leaves `out` as is.
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        let mut wide = [0u128; V6_CHUNK];
-        for (a, o) in addrs.chunks(V6_CHUNK).zip(out.chunks_mut(V6_CHUNK)) {
-            let wide = &mut wide[..a.len()];
-            for (w, b) in wide.iter_mut().zip(a) {
-                *w = u128::from_be_bytes(*b);
-            }
-            let _ = fib.lookup_v6_batch(wide, o, miss);
-        }
+        fib.lookup_v6_bytes_batch(addrs, out, miss)
     }));
 }

@@ -19,7 +19,17 @@ use ipnet::{Ipv4Net, Ipv6Net};
 /// `EngineInfo::build`) covers every implementation. Bit 0 of the integer is the last bit of
 /// the address, so integer order is address order.
 pub trait Address:
-    sealed::Sealed + Copy + Ord + Eq + Hash + Debug + Default + Send + Sync + 'static
+    sealed::Sealed
+    + AddressInput<Self>
+    + Copy
+    + Ord
+    + Eq
+    + Hash
+    + Debug
+    + Default
+    + Send
+    + Sync
+    + 'static
 {
     /// Address width in bits (32 or 128).
     const BITS: u8;
@@ -34,11 +44,16 @@ pub trait Address:
     type Ip: Copy + Debug + Display + FromStr + Eq;
     /// The `ipnet` prefix type of this family.
     type Net: Copy + Debug + Display + FromStr + Eq;
+    /// The address as 4 or 16 bytes in network order, as packet headers, C programs and
+    /// DPDK's `rte_fib6` hold it ([`AddressInput::address`] converts).
+    type Bytes: AddressInput<Self> + Debug + Eq + Send + Sync + 'static;
 
     /// Converts from the `std::net` address.
     fn from_ip(ip: Self::Ip) -> Self;
     /// Converts to the `std::net` address.
     fn to_ip(self) -> Self::Ip;
+    /// The address as network-order bytes ([`AddressInput::address`] is the inverse).
+    fn to_be_bytes(self) -> Self::Bytes;
     /// Splits an `ipnet` prefix into its address bits and length (host bits are kept as given).
     fn from_net(net: Self::Net) -> (Self, u8);
     /// Builds an `ipnet` prefix; `len` must be at most `BITS`.
@@ -77,6 +92,7 @@ impl Address for u32 {
     const FAMILY: &'static str = "IPv4";
     type Ip = Ipv4Addr;
     type Net = Ipv4Net;
+    type Bytes = [u8; 4];
 
     #[inline]
     fn from_ip(ip: Ipv4Addr) -> Self {
@@ -85,6 +101,10 @@ impl Address for u32 {
     #[inline]
     fn to_ip(self) -> Ipv4Addr {
         Ipv4Addr::from(self)
+    }
+    #[inline]
+    fn to_be_bytes(self) -> [u8; 4] {
+        u32::to_be_bytes(self)
     }
     #[inline]
     fn from_net(net: Ipv4Net) -> (Self, u8) {
@@ -138,6 +158,7 @@ impl Address for u128 {
     const FAMILY: &'static str = "IPv6";
     type Ip = Ipv6Addr;
     type Net = Ipv6Net;
+    type Bytes = [u8; 16];
 
     #[inline]
     fn from_ip(ip: Ipv6Addr) -> Self {
@@ -146,6 +167,10 @@ impl Address for u128 {
     #[inline]
     fn to_ip(self) -> Ipv6Addr {
         Ipv6Addr::from(self)
+    }
+    #[inline]
+    fn to_be_bytes(self) -> [u8; 16] {
+        u128::to_be_bytes(self)
     }
     #[inline]
     fn from_net(net: Ipv6Net) -> (Self, u8) {
@@ -189,6 +214,42 @@ impl Address for u128 {
     #[inline]
     fn from_u128_left(v: u128) -> Self {
         v
+    }
+}
+
+/// An address as a batch caller stores it: the family's integer, or its network-order
+/// [`Address::Bytes`]. Batched walks are generic over it so that bytes are converted where the
+/// walk reads each address, not in a separate pass over the batch.
+pub trait AddressInput<A>: Copy {
+    /// The address as its family's integer.
+    fn address(self) -> A;
+}
+
+impl AddressInput<u32> for u32 {
+    #[inline(always)]
+    fn address(self) -> u32 {
+        self
+    }
+}
+
+impl AddressInput<u128> for u128 {
+    #[inline(always)]
+    fn address(self) -> u128 {
+        self
+    }
+}
+
+impl AddressInput<u32> for [u8; 4] {
+    #[inline(always)]
+    fn address(self) -> u32 {
+        u32::from_be_bytes(self)
+    }
+}
+
+impl AddressInput<u128> for [u8; 16] {
+    #[inline(always)]
+    fn address(self) -> u128 {
+        u128::from_be_bytes(self)
     }
 }
 

@@ -39,7 +39,7 @@ pub use absent::Absent;
 pub use backend::Backend;
 pub use registry::{by_name, engines, Builder, EngineInfo};
 
-use crate::addr::Address;
+use crate::addr::{Address, AddressInput};
 use crate::error::{BuildError, InvalidStructure, LookupError};
 use crate::prefix::Prefix;
 use crate::route_table::{NextHop, RouteTable};
@@ -96,6 +96,29 @@ pub trait Lookup<A: Address>: Send + Sync + std::any::Any {
         check_batch(addrs.len(), out.len())?;
         for (a, o) in addrs.iter().zip(out.iter_mut()) {
             *o = self.lookup(*a).unwrap_or(miss);
+        }
+        Ok(())
+    }
+
+    /// [`Lookup::lookup_batch_raw`] for addresses as network-order bytes (packet headers, C
+    /// callers, DPDK's layout). The default converts in small chunks and calls
+    /// `lookup_batch_raw`; an engine whose walk reads each address once (PlanB) converts
+    /// where it reads, so the bytes cost no pass of their own.
+    fn lookup_batch_bytes_raw(
+        &self,
+        addrs: &[A::Bytes],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        check_batch(addrs.len(), out.len())?;
+        const CHUNK: usize = 256;
+        let mut wide = [A::ZERO; CHUNK];
+        for (a, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+            let wide = &mut wide[..a.len()];
+            for (w, b) in wide.iter_mut().zip(a) {
+                *w = b.address();
+            }
+            self.lookup_batch_raw(wide, o, miss)?;
         }
         Ok(())
     }

@@ -128,6 +128,27 @@ impl Fib {
         self.v6.lookup_batch_raw(addrs, out, miss)
     }
 
+    /// [`Fib::lookup_v4_batch`] for addresses as 4 network-order bytes (as in a packet header).
+    pub fn lookup_v4_bytes_batch(
+        &self,
+        addrs: &[[u8; 4]],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        self.v4.lookup_batch_bytes_raw(addrs, out, miss)
+    }
+
+    /// [`Fib::lookup_v6_batch`] for addresses as 16 network-order bytes (as in a packet header,
+    /// and as DPDK's `rte_fib6` takes them), read in place: no conversion pass over the batch.
+    pub fn lookup_v6_bytes_batch(
+        &self,
+        addrs: &[[u8; 16]],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        self.v6.lookup_batch_bytes_raw(addrs, out, miss)
+    }
+
     /// The IPv4 engine, for per-family calls (batches into `Option`s, stats, validation).
     pub fn v4(&self) -> &dyn Lookup<u32> {
         self.v4.as_ref()

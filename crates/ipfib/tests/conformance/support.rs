@@ -245,7 +245,15 @@ pub fn check_subject<A: Address>(
     for &len in plan.batch_lengths {
         let mut m = Mismatches::new();
         let mut mr = Mismatches::new();
+        let mut mb = Mismatches::new();
         for (c, (a, w)) in win_addrs.chunks(len).zip(win_want.chunks(len)).enumerate() {
+            let bytes: Vec<A::Bytes> = a.iter().map(|a| a.to_be_bytes()).collect();
+            let mut from_bytes: Vec<NextHop> = w.iter().map(|w| w.unwrap_or(miss) ^ 1).collect();
+            e.lookup_batch_bytes_raw(&bytes, &mut from_bytes, miss)
+                .unwrap_or_else(|err| panic!("{label}: lookup_batch_bytes_raw: {err}"));
+            for (k, ((&addr, &g), &want)) in a.iter().zip(&from_bytes).zip(w).enumerate() {
+                mb.note(c * len + k, addr, g, want.unwrap_or(miss));
+            }
             let mut out: Vec<Option<NextHop>> = w.iter().map(|w| poison(*w)).collect();
             e.lookup_batch(a, &mut out)
                 .unwrap_or_else(|err| panic!("{label}: lookup_batch of {}: {err}", a.len()));
@@ -260,6 +268,9 @@ pub fn check_subject<A: Address>(
         }
         m.assert_none(&format!("{label}: lookup_batch in batches of {len}"));
         mr.assert_none(&format!("{label}: lookup_batch_raw in batches of {len}"));
+        mb.assert_none(&format!(
+            "{label}: lookup_batch_bytes_raw in batches of {len}"
+        ));
     }
 }
 
@@ -341,6 +352,17 @@ pub fn check_batch_length_errors<A: Address>(s: &Subject<A>) {
         assert!(
             raw.iter().all(|o| *o == SENTINEL),
             "{label}: lookup_batch_raw {n_addrs} -> {n_out} wrote output despite the error"
+        );
+
+        let bytes: Vec<A::Bytes> = addrs.iter().map(|a| a.to_be_bytes()).collect();
+        assert_eq!(
+            e.lookup_batch_bytes_raw(&bytes, &mut raw, 7),
+            want_err,
+            "{label}: lookup_batch_bytes_raw {n_addrs} -> {n_out}"
+        );
+        assert!(
+            raw.iter().all(|o| *o == SENTINEL),
+            "{label}: lookup_batch_bytes_raw {n_addrs} -> {n_out} wrote output despite the error"
         );
     }
     assert_eq!(e.lookup_batch(&[], &mut []), Ok(()), "{label}: empty batch");

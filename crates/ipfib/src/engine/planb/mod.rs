@@ -28,6 +28,7 @@ mod search;
 mod validate;
 mod walk;
 
+use crate::addr::AddressInput;
 use crate::engine::{check_batch, Backend, Build, BuildOptions, Detail, Lookup};
 use crate::error::{BuildError, InvalidStructure, LookupError};
 use crate::prefix::Prefix;
@@ -194,7 +195,12 @@ impl<A: Family> PlanB<A> {
     }
 
     /// The batched walk for the backend in use, into any output kind.
-    fn batch_into<O: walk::Output>(&self, addrs: &[A], out: &mut [O], miss: NextHop) {
+    fn batch_into<I: AddressInput<A>, O: walk::Output>(
+        &self,
+        addrs: &[I],
+        out: &mut [O],
+        miss: NextHop,
+    ) {
         match self.dispatch {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the token proves the CPU has the features the function enables, and
@@ -250,6 +256,17 @@ impl<A: Family> Lookup<A> for PlanB<A> {
     fn lookup_batch_raw(
         &self,
         addrs: &[A],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        check_batch(addrs.len(), out.len())?;
+        self.batch_into(addrs, out, miss);
+        Ok(())
+    }
+
+    fn lookup_batch_bytes_raw(
+        &self,
+        addrs: &[A::Bytes],
         out: &mut [NextHop],
         miss: NextHop,
     ) -> Result<(), LookupError> {

@@ -19,6 +19,7 @@
 use super::layout::{chunk_of, Family, Key, Segment};
 use super::search::Search;
 use super::PlanB;
+use crate::addr::AddressInput;
 use crate::route_table::NextHop;
 
 /// What a batch writes per address: an `Option` (no route = `None`) or a plain next hop with
@@ -234,13 +235,13 @@ const IN_FLIGHT: usize = 8;
 /// # Safety
 /// `v.t` satisfies the structure invariants.
 #[inline(always)]
-unsafe fn enter<A: Family, S: Search, const M: bool>(
+unsafe fn enter<A: Family, I: AddressInput<A>, S: Search, const M: bool>(
     v: View<'_, A, S, M>,
-    addrs: &[A],
+    addrs: &[I],
     g: &mut Group<A::Key>,
 ) {
     for (i, addr) in addrs.iter().take(LANES).enumerate() {
-        let coarse = addr.coarse();
+        let coarse = addr.address().coarse();
         g.x[i] = A::Key::from_coarse(coarse);
         // SAFETY: caller's contract.
         (g.seg[i], g.node[i]) = unsafe { v.entry(coarse) };
@@ -280,16 +281,16 @@ const UNROLL: usize = 4;
 /// # Safety
 /// `v.t` satisfies the structure invariants and every lane of `g` is at its leaf.
 #[inline(always)]
-unsafe fn finish_group<A: Family, S: Search, O: Output, const M: bool>(
+unsafe fn finish_group<A: Family, I: AddressInput<A>, S: Search, O: Output, const M: bool>(
     v: View<'_, A, S, M>,
     g: &Group<A::Key>,
-    addrs: &[A],
+    addrs: &[I],
     out: &mut [O],
     miss: NextHop,
 ) {
     for (i, (o, addr)) in out.iter_mut().zip(addrs).enumerate().take(LANES) {
         // SAFETY: the lane is at a leaf (caller's contract).
-        *o = unsafe { finish(v, g.seg[i], g.node[i], g.x[i], *addr, miss) };
+        *o = unsafe { finish(v, g.seg[i], g.node[i], g.x[i], addr.address(), miss) };
     }
 }
 
@@ -301,9 +302,16 @@ unsafe fn finish_group<A: Family, S: Search, O: Output, const M: bool>(
 /// # Safety
 /// `v.t` satisfies the structure invariants and `DEPTH == v.t.depth`.
 #[inline(always)]
-unsafe fn batch_of_depth<A: Family, S: Search, O: Output, const M: bool, const DEPTH: usize>(
+unsafe fn batch_of_depth<
+    A: Family,
+    I: AddressInput<A>,
+    S: Search,
+    O: Output,
+    const M: bool,
+    const DEPTH: usize,
+>(
     v: View<'_, A, S, M>,
-    addrs: &[A],
+    addrs: &[I],
     out: &mut [O],
     miss: NextHop,
 ) {
@@ -332,7 +340,7 @@ unsafe fn batch_of_depth<A: Family, S: Search, O: Output, const M: bool, const D
     let rest = groups * LANES;
     for (a, o) in addrs[rest..].iter().zip(&mut out[rest..]) {
         // SAFETY: caller's contract.
-        *o = O::from_answer(unsafe { one_in(v, *a) }, miss);
+        *o = O::from_answer(unsafe { one_in(v, a.address()) }, miss);
     }
 }
 
@@ -344,10 +352,10 @@ unsafe fn batch_of_depth<A: Family, S: Search, O: Output, const M: bool, const D
 /// # Safety
 /// `t` satisfies PlanB's structure invariants ([`super::validate`]).
 #[inline(always)]
-pub unsafe fn batch<A: Family, S: Search, O: Output>(
+pub unsafe fn batch<A: Family, I: AddressInput<A>, S: Search, O: Output>(
     t: &PlanB<A>,
     s: S,
-    addrs: &[A],
+    addrs: &[I],
     out: &mut [O],
     miss: NextHop,
 ) {
@@ -366,24 +374,24 @@ pub unsafe fn batch<A: Family, S: Search, O: Output>(
 /// # Safety
 /// `v.t` satisfies the structure invariants, and `M` is true if it has several segments.
 #[inline(always)]
-unsafe fn batch_in<A: Family, S: Search, O: Output, const M: bool>(
+unsafe fn batch_in<A: Family, I: AddressInput<A>, S: Search, O: Output, const M: bool>(
     v: View<'_, A, S, M>,
-    addrs: &[A],
+    addrs: &[I],
     out: &mut [O],
     miss: NextHop,
 ) {
     // SAFETY: the depth passed is the table's own (caller's contract for the rest).
     unsafe {
         match v.t.depth {
-            1 => batch_of_depth::<A, S, O, M, 1>(v, addrs, out, miss),
-            2 => batch_of_depth::<A, S, O, M, 2>(v, addrs, out, miss),
-            3 => batch_of_depth::<A, S, O, M, 3>(v, addrs, out, miss),
-            4 => batch_of_depth::<A, S, O, M, 4>(v, addrs, out, miss),
-            5 => batch_of_depth::<A, S, O, M, 5>(v, addrs, out, miss),
-            6 => batch_of_depth::<A, S, O, M, 6>(v, addrs, out, miss),
+            1 => batch_of_depth::<A, I, S, O, M, 1>(v, addrs, out, miss),
+            2 => batch_of_depth::<A, I, S, O, M, 2>(v, addrs, out, miss),
+            3 => batch_of_depth::<A, I, S, O, M, 3>(v, addrs, out, miss),
+            4 => batch_of_depth::<A, I, S, O, M, 4>(v, addrs, out, miss),
+            5 => batch_of_depth::<A, I, S, O, M, 5>(v, addrs, out, miss),
+            6 => batch_of_depth::<A, I, S, O, M, 6>(v, addrs, out, miss),
             _ => {
                 for (a, o) in addrs.iter().zip(out.iter_mut()) {
-                    *o = O::from_answer(one_in(v, *a), miss);
+                    *o = O::from_answer(one_in(v, a.address()), miss);
                 }
             }
         }
@@ -401,10 +409,10 @@ pub mod x86 {
     /// # Safety
     /// `t` satisfies the structure invariants (the token proves the CPU features).
     #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    pub unsafe fn batch_avx512<A: Family, O: Output>(
+    pub unsafe fn batch_avx512<A: Family, I: AddressInput<A>, O: Output>(
         t: &PlanB<A>,
         s: Avx512,
-        addrs: &[A],
+        addrs: &[I],
         out: &mut [O],
         miss: NextHop,
     ) {
@@ -427,10 +435,10 @@ pub mod x86 {
     /// # Safety
     /// As for [`batch_avx512`].
     #[target_feature(enable = "avx2,popcnt")]
-    pub unsafe fn batch_avx2<A: Family, O: Output>(
+    pub unsafe fn batch_avx2<A: Family, I: AddressInput<A>, O: Output>(
         t: &PlanB<A>,
         s: Avx2,
-        addrs: &[A],
+        addrs: &[I],
         out: &mut [O],
         miss: NextHop,
     ) {
