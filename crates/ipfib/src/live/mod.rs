@@ -5,13 +5,14 @@
 //! * **Versions.** Lookups go to an immutable [`Snapshot`] (both families' engines). A change
 //!   never touches a published snapshot: the background rebuilder builds a new one and swaps a
 //!   single pointer, so a lookup sees the old version or the new one, never a mix.
-//! * **Readers** hold a [`Reader`] each. The pointer is an [`arc_swap::ArcSwap`], and a
-//!   reader keeps the version it last used in an [`arc_swap::Cache`]: a lookup costs one
-//!   atomic load and a compare before the engine's own search, with no lock, no retry loop
-//!   and no write to shared memory (the reference count is touched once per publish, not per
-//!   lookup). We chose arc-swap over crossbeam-epoch (every read pins the epoch: a write to a
-//!   per-thread slot and fences on every lookup) and left-right (a second copy of every table,
-//!   and writers wait for readers to leave): the cache makes the steady-state read path as
+//! * **Readers** hold a [`Reader`] each. The pointer is an [`arc_swap::ArcSwap`] with the
+//!   version number beside it, and a reader keeps the version it last used with its own
+//!   references to that version's engines: a lookup costs one atomic load of the number and a
+//!   compare before the engine's own search, with no lock, no retry loop and no write to
+//!   shared memory (reference counts are touched once per publish, not per lookup). We chose
+//!   arc-swap over crossbeam-epoch (every read pins the epoch: a write to a per-thread slot
+//!   and fences on every lookup) and left-right (a second copy of every table, and writers
+//!   wait for readers to leave): with the version check the steady-state read path is as
 //!   cheap as reading a plain pointer. An old version is freed when the last reader that
 //!   held it moves on (its next lookup) or is dropped.
 //! * **Writers** ([`LiveFib::insert`], [`LiveFib::remove`], [`LiveFib::apply`],
@@ -48,6 +49,7 @@
 //! assert!(live.insert("10.1.0.1/16".parse().unwrap(), 3).is_err());
 //! ```
 
+mod current;
 mod reader;
 pub mod rebuilder;
 mod snapshot;
@@ -58,7 +60,6 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use arc_swap::ArcSwap;
 use ipnet::IpNet;
 
 pub use reader::Reader;
@@ -72,6 +73,7 @@ use crate::error::{BuildError, LiveError};
 use crate::prefix::Prefix;
 use crate::route_table::{NextHop, RouteTable};
 use crate::table::Table;
+use current::Current;
 use rebuilder::{lock, Queue, Routes, Shared};
 use update::Families;
 
@@ -156,7 +158,7 @@ impl LiveFib {
             v6: supports::<u128>(info, &options.build)?,
         };
         let shared = Arc::new(Shared {
-            current: Arc::new(ArcSwap::from_pointee(first)),
+            current: Arc::new(Current::new(first)),
             engine: info,
             build: options.build,
             delay: options.delay,

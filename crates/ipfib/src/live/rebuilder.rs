@@ -11,8 +11,7 @@ use std::mem;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use arc_swap::ArcSwap;
-
+use super::current::Current;
 use super::update::{Families, Op};
 use super::Snapshot;
 use crate::addr::Address;
@@ -133,7 +132,7 @@ fn diff<A: Address>(old: &RouteTable<A>, new: &RouteTable<A>, changed: &mut Vec<
 
 /// Everything the live table and its rebuilder thread share.
 pub(super) struct Shared {
-    pub current: Arc<ArcSwap<Snapshot>>,
+    pub current: Arc<Current>,
     pub engine: &'static EngineInfo,
     pub build: BuildOptions,
     pub delay: Duration,
@@ -294,12 +293,12 @@ fn compact(shared: &Shared, settled: bool) -> bool {
     if v4.is_none() && v6.is_none() {
         return false;
     }
-    shared.current.store(Arc::new(Snapshot {
+    shared.current.store(Snapshot {
         version: prev.version + 1,
         engine: prev.engine,
         v4: v4.map_or_else(|| Arc::clone(&prev.v4), Arc::from),
         v6: v6.map_or_else(|| Arc::clone(&prev.v6), Arc::from),
-    }));
+    });
     true
 }
 
@@ -324,12 +323,12 @@ fn publish(shared: &Shared, ops: Vec<Op>) -> Result<Option<Publish>, BuildError>
     let new4 = rebuild(shared, &prev.v4, v4, changed4)?;
     let new6 = rebuild(shared, &prev.v6, v6, changed6)?;
     let version = prev.version + 1;
-    shared.current.store(Arc::new(Snapshot {
+    shared.current.store(Snapshot {
         version,
         engine: shared.engine.name(),
         v4: new4,
         v6: new6,
-    }));
+    });
     let at = Instant::now();
     // Only now are the changes in a published version; a failed build keeps them for the
     // next attempt.
