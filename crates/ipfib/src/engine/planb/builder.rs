@@ -290,6 +290,7 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
         intervals: Some(intervals.len()),
         results: Some(results),
         live: None,
+        users: None,
     }
 }
 

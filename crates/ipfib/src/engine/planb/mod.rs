@@ -79,6 +79,9 @@ pub struct PlanB<A: Family> {
     /// share counts as used until a full build or compaction): the rest are dead lines of
     /// replaced trees, which compaction reclaims.
     live: Vec<usize>,
+    /// Chunks whose tree is in each segment, so a partial rebuild knows which segments it
+    /// emptied without a pass over the 2^16 chunks.
+    users: Vec<u32>,
     dispatch: search::Dispatch,
 }
 
@@ -92,6 +95,25 @@ struct Parts<A: Family> {
     results: Option<usize>,
     /// Used lines per segment (`PlanB::live`); `None` when every line is (a full build).
     live: Option<Vec<usize>>,
+    /// Chunks per segment (`PlanB::users`); `None`: count them from `segment_of`.
+    users: Option<Vec<u32>>,
+}
+
+/// Chunks per segment of a per-chunk segment table (`n` segments; an empty table means every
+/// chunk is in segment 0). Entries out of range are not counted (validation rejects them).
+fn count_users(segment_of: &[u16], n: usize) -> Vec<u32> {
+    let mut users = vec![0u32; n];
+    if segment_of.is_empty() {
+        if let Some(u) = users.first_mut() {
+            *u = 1 << layout::DIRECT_BITS;
+        }
+    }
+    for &s in segment_of {
+        if let Some(u) = users.get_mut(usize::from(s)) {
+            *u += 1;
+        }
+    }
+    users
 }
 
 impl<A: Family> PlanB<A> {
@@ -99,6 +121,9 @@ impl<A: Family> PlanB<A> {
         let live = p
             .live
             .unwrap_or_else(|| p.segments.iter().map(|s| s.lines.len()).collect());
+        let users = p
+            .users
+            .unwrap_or_else(|| count_users(&p.segment_of, p.segments.len()));
         let planb = PlanB {
             direct: p.direct,
             segment_of: p.segment_of,
@@ -108,6 +133,7 @@ impl<A: Family> PlanB<A> {
             intervals: p.intervals,
             results: p.results,
             live,
+            users,
             dispatch: search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
                 backend: backend.name(),
             })?,

@@ -250,8 +250,9 @@ impl<A: Family> PlanB<A> {
         segment: SegmentBuilder<A>,
     ) -> Parts<A> {
         // The moved chunks' old lines are dead now (a one-answer chain may still serve other
-        // chunks: it stays counted).
+        // chunks: it stays counted), and their old segments have one user fewer each.
         let mut live = self.live.clone();
+        let mut users = self.users.clone();
         for &chunk in chunks {
             let (seg, entry, first_leaf, last) = self.span(chunk);
             let one_answer = first_leaf == last
@@ -259,8 +260,10 @@ impl<A: Family> PlanB<A> {
             if !one_answer {
                 live[seg] = live[seg].saturating_sub(last - entry + 1);
             }
+            users[seg] = users[seg].saturating_sub(1);
         }
         live.push(segment.lines.len());
+        users.push(chunks.len() as u32);
         let mut direct = self.direct.to_vec();
         let mut segment_of = if self.segment_of.is_empty() {
             vec![0u16; 1 << DIRECT_BITS]
@@ -278,19 +281,30 @@ impl<A: Family> PlanB<A> {
             fallback: segment.fallback,
         }));
 
-        // Keep the segments some chunk still uses, in their order, and renumber.
-        let mut used = vec![false; segments.len()];
-        for &s in &segment_of {
-            used[usize::from(s)] = true;
+        // Drop the segments no chunk uses any more; when there are none (the common case) the
+        // segment table is kept as it is, with no pass over its 2^16 entries.
+        if users.iter().all(|&u| u > 0) {
+            return Parts {
+                direct: direct.into(),
+                segment_of: segment_of.into(),
+                segments,
+                depth: self.depth,
+                intervals: None,
+                results: None,
+                live: Some(live),
+                users: Some(users),
+            };
         }
         let mut renumber = vec![0u16; segments.len()];
         let mut kept = Vec::with_capacity(segments.len());
         let mut kept_live = Vec::with_capacity(segments.len());
+        let mut kept_users = Vec::with_capacity(segments.len());
         for (i, s) in segments.into_iter().enumerate() {
-            if used[i] {
+            if users[i] > 0 {
                 renumber[i] = kept.len() as u16;
                 kept.push(s);
                 kept_live.push(live[i]);
+                kept_users.push(users[i]);
             }
         }
         let segment_of: Box<[u16]> = if kept.len() == 1 {
@@ -309,6 +323,7 @@ impl<A: Family> PlanB<A> {
             intervals: None,
             results: None,
             live: Some(kept_live),
+            users: Some(kept_users),
         }
     }
 

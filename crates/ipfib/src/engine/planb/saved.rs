@@ -144,12 +144,14 @@ impl<A: Family> PlanB<A> {
             search::Dispatch::new(backend).ok_or(crate::error::BuildError::BackendUnavailable {
                 backend: backend.name(),
             })?;
+        let segment_of = r
+            .array::<u16>(id::<A>(SEGMENT_OF, 0))?
+            .to_vec()
+            .into_boxed_slice();
         let planb = PlanB {
             direct: r.array(id::<A>(DIRECT, 0))?,
-            segment_of: r
-                .array::<u16>(id::<A>(SEGMENT_OF, 0))?
-                .to_vec()
-                .into_boxed_slice(),
+            users: super::count_users(&segment_of, parts.len()),
+            segment_of,
             home: parts[0].lines.clone(),
             // Nothing is known dead in a file: every line counts as used until compaction
             // finds out otherwise.

@@ -13,7 +13,9 @@
 //!    give, and `len` is the number of lines of its segment;
 //! 5. every position of a line reached as a leaf (one search to go) that is flagged as a
 //!    fallback cell names a cell of the segment, and every cell is a non-empty range of the
-//!    segment's fallback arrays (so its search never indexes out of bounds or panics).
+//!    segment's fallback arrays (so its search never indexes out of bounds or panics);
+//! 6. the count of chunks per segment matches the segment table (partial rebuilds drop the
+//!    segments whose count reaches zero, so a wrong count would drop one still walked).
 //!
 //! The builder establishes all of them; [`check`] verifies them for a structure of unknown
 //! origin (a saved table read from disk), visiting each (line, searches to go) pair at most
@@ -127,6 +129,13 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
     for segment in &t.segments {
         segment.fallback.check().map_err(invalid)?;
     }
+    // The per-segment chunk counts decide which segments a partial rebuild may drop: a wrong
+    // count would drop a segment some chunk still walks.
+    if t.users != super::count_users(&t.segment_of, t.segments.len()) {
+        return Err(invalid(
+            "the chunk counts per segment do not match the segment table".into(),
+        ));
+    }
     Ok(())
 }
 
@@ -207,6 +216,8 @@ mod tests {
             "two segments need the table"
         );
         p.segment_of = vec![0; 1 << DIRECT_BITS].into_boxed_slice();
+        assert!(reason(&p).contains("chunk counts"), "counts not updated");
+        p.users = vec![1 << DIRECT_BITS, 0];
         check(&p).unwrap();
         p.segment_of[0x2001] = 2;
         assert!(reason(&p).contains("segment 2"));
