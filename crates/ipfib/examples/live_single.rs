@@ -9,8 +9,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use ipfib::{Fib, LiveFib};
+use ipfib::{Address, Fib, LiveFib, Lookup, NextHop};
 
+/// Millions of lookups per second of `f` over `n` lookups.
 fn rate(n: usize, f: impl FnOnce() -> u32) -> f64 {
     let t = Instant::now();
     black_box(f());
@@ -22,6 +23,29 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// MLPS per round of each way of looking up (static, static again, reader, pinned), the four
+/// alternated within each round.
+fn rounds_of<A: Address>(
+    trace: &[A],
+    rounds: usize,
+    engines: [&dyn Lookup<A>; 3],
+    mut reader: impl FnMut(A) -> Option<NextHop>,
+) -> Vec<Vec<f64>> {
+    let n = trace.len();
+    let [a, b, pinned] = engines;
+    let over = |e: &dyn Lookup<A>| trace.iter().fold(0, |s, &x| s ^ e.lookup(x).unwrap_or(1));
+    let mut results = vec![Vec::new(); 4];
+    for _ in 0..rounds {
+        results[0].push(rate(n, || over(a)));
+        results[1].push(rate(n, || over(b)));
+        results[2].push(rate(n, || {
+            trace.iter().fold(0, |s, &x| s ^ reader(x).unwrap_or(1))
+        }));
+        results[3].push(rate(n, || over(pinned)));
+    }
+    results
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let path = args
@@ -30,75 +54,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds: usize = args.next().map_or(Ok(9), |s| s.parse())?;
     let len: usize = args.next().map_or(Ok(1_000_000), |s| s.parse())?;
     let table = ipfib_io::load_fib(path.as_ref(), &ipfib_io::LoadOptions::default())?;
-    let six = table.v6().len() >= table.v4().len();
-    let a = Fib::build(&table, "planb")?;
-    let b = Fib::build(&table, "planb")?;
+    let (a, b) = (Fib::build(&table, "planb")?, Fib::build(&table, "planb")?);
     let live = LiveFib::new(&table, "planb")?;
     let mut reader = live.reader();
     let pinned = live.snapshot();
-    let (t4, t6) = if six {
-        (
-            Vec::new(),
-            ipfib_gen::trace(table.v6(), ipfib_gen::TraceKind::Matched, len, 1),
-        )
+    let matched = ipfib_gen::TraceKind::Matched;
+    let mut results = if table.v6().len() >= table.v4().len() {
+        let trace = ipfib_gen::trace(table.v6(), matched, len, 1);
+        let engines = [a.v6(), b.v6(), pinned.v6()];
+        rounds_of(&trace, rounds, engines, |x| reader.lookup_v6(x))
     } else {
-        (
-            ipfib_gen::trace(table.v4(), ipfib_gen::TraceKind::Matched, len, 1),
-            Vec::new(),
-        )
+        let trace = ipfib_gen::trace(table.v4(), matched, len, 1);
+        let engines = [a.v4(), b.v4(), pinned.v4()];
+        rounds_of(&trace, rounds, engines, |x| reader.lookup_v4(x))
     };
-    let n = len;
-    let names = ["static", "static again", "live reader", "pinned snapshot"];
-    let mut results: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
-    for _ in 0..rounds {
-        for (k, r) in results.iter_mut().enumerate() {
-            let mlps = if six {
-                match k {
-                    0 => rate(n, || {
-                        t6.iter().fold(0, |s, &x| s ^ a.v6().lookup(x).unwrap_or(1))
-                    }),
-                    1 => rate(n, || {
-                        t6.iter().fold(0, |s, &x| s ^ b.v6().lookup(x).unwrap_or(1))
-                    }),
-                    2 => rate(n, || {
-                        t6.iter()
-                            .fold(0, |s, &x| s ^ reader.lookup_v6(x).unwrap_or(1))
-                    }),
-                    _ => rate(n, || {
-                        t6.iter()
-                            .fold(0, |s, &x| s ^ pinned.lookup_v6(x).unwrap_or(1))
-                    }),
-                }
-            } else {
-                match k {
-                    0 => rate(n, || {
-                        t4.iter().fold(0, |s, &x| s ^ a.v4().lookup(x).unwrap_or(1))
-                    }),
-                    1 => rate(n, || {
-                        t4.iter().fold(0, |s, &x| s ^ b.v4().lookup(x).unwrap_or(1))
-                    }),
-                    2 => rate(n, || {
-                        t4.iter()
-                            .fold(0, |s, &x| s ^ reader.lookup_v4(x).unwrap_or(1))
-                    }),
-                    _ => rate(n, || {
-                        t4.iter()
-                            .fold(0, |s, &x| s ^ pinned.lookup_v4(x).unwrap_or(1))
-                    }),
-                }
-            };
-            r.push(mlps);
-        }
-    }
     println!(
-        "{path}: {n} matched addresses, single lookups, median of {rounds} alternating rounds"
+        "{path}: {len} matched addresses, single lookups, median of {rounds} alternating rounds"
     );
     let base = median(&mut results[0].clone());
+    let names = ["static", "static again", "live reader", "pinned snapshot"];
     for (name, r) in names.iter().zip(&mut results) {
-        let (lo, hi) = (
-            r.iter().copied().fold(f64::MAX, f64::min),
-            r.iter().copied().fold(0.0, f64::max),
-        );
+        let lo = r.iter().copied().fold(f64::MAX, f64::min);
+        let hi = r.iter().copied().fold(0.0, f64::max);
         let m = median(r);
         println!(
             "  {name:16} {m:7.2} M/s  ({lo:.2}-{hi:.2})  {:.1} % of static",
