@@ -26,6 +26,7 @@ fn run<A: Address>(mut table: RouteTable<A>, batch: usize, publishes: usize) {
     );
     let routes: Vec<_> = table.iter().collect();
     let (mut times, mut full, mut steps, mut first) = (Vec::new(), 0, 0, 0);
+    let mut step_max_us = 0.0f64;
     for k in 0..publishes {
         let mut changed = Vec::with_capacity(batch);
         for j in 0..batch {
@@ -48,20 +49,32 @@ fn run<A: Address>(mut table: RouteTable<A>, batch: usize, publishes: usize) {
             }
         };
         times.push(t0.elapsed().as_secs_f64() * 1e6);
-        while let Some(compacted) = engine.compact(&options, false) {
+        loop {
+            let t0 = Instant::now();
+            let Some(compacted) = engine.compact(&options, false, &|| false) else {
+                break;
+            };
             engine = compacted.expect("compaction");
+            step_max_us = step_max_us.max(t0.elapsed().as_secs_f64() * 1e6);
             steps += 1;
         }
         if k == 0 {
             first = engine.memory_bytes();
         }
     }
+    // Settling, as a live table does after 50 ms without updates: every tree into one segment.
+    let t0 = Instant::now();
+    let settled = engine.compact(&options, true, &|| false);
+    let settle_ms = t0.elapsed().as_secs_f64() * 1e3;
+    if let Some(settled) = settled {
+        engine = settled.expect("settle");
+    }
     times.sort_by(f64::total_cmp);
     let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
     println!(
         "{publishes} publishes of {batch} changes: us p50 {:.0} p90 {:.0} p99 {:.0} max {:.0}; \
-         full builds {full}; compaction steps {steps}; bytes after the first {first}, at the end {} \
-         ({:+.1} %)",
+         full builds {full}; compaction steps {steps} (longest {step_max_us:.0} us); bytes after the first {first}, at the end {} \
+         ({:+.1} %); settling {settle_ms:.2} ms",
         at(0.5),
         at(0.9),
         at(0.99),

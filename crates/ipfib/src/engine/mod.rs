@@ -170,14 +170,17 @@ pub trait Lookup<A: Address>: Send + Sync + std::any::Any {
     /// false the step must be bounded (it runs between updates); with `settled` true the table
     /// has been quiet for a while and the step may take work proportional to the table (back
     /// to the layout a full build gives). [`crate::LiveFib`]'s rebuilder calls it while no
-    /// update waits, again and again until it returns `None`. `None`: nothing to do (the
-    /// default).
+    /// update waits, again and again until it returns `None`. A step that takes long polls
+    /// `interrupted` now and then and gives up (returns `None`) once it says true, so that an
+    /// update arriving meanwhile does not wait for the step. `None`: nothing to do (the
+    /// default), or interrupted.
     fn compact(
         &self,
         options: &BuildOptions,
         settled: bool,
+        interrupted: &dyn Fn() -> bool,
     ) -> Option<Result<Box<dyn Lookup<A>>, BuildError>> {
-        let _ = (options, settled);
+        let _ = (options, settled, interrupted);
         None
     }
 }

@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 use std::mem;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use super::current::Current;
@@ -283,15 +283,23 @@ fn next_work(shared: &Shared) -> Option<Work> {
 }
 
 /// One compaction step of both families' engines ([`Lookup::compact`], settling or not),
-/// published as a new
-/// version with the same routes. False when neither engine had anything to compact (or a step
-/// failed: the engine in use stays, and compaction waits for the next publish).
+/// published as a new version with the same routes. False when neither engine had anything to
+/// compact (or a step failed: the engine in use stays, and compaction waits for the next
+/// publish). A step gives up when an update arrives meanwhile (true: try again later), so an
+/// update waits for no settling copy; what a step finished before that is published.
 fn compact(shared: &Shared, settled: bool) -> bool {
+    let interrupted = || updates_waiting(shared);
     let prev = shared.current.load_full();
-    let v4 = prev.v4.compact(&shared.build, settled).and_then(Result::ok);
-    let v6 = prev.v6.compact(&shared.build, settled).and_then(Result::ok);
+    let v4 = prev.v4.compact(&shared.build, settled, &interrupted);
+    let v6 = if interrupted() {
+        None
+    } else {
+        prev.v6.compact(&shared.build, settled, &interrupted)
+    };
+    let (v4, v6) = (v4.and_then(Result::ok), v6.and_then(Result::ok));
     if v4.is_none() && v6.is_none() {
-        return false;
+        // Nothing done: finished, or cut short by an update (then again after it).
+        return interrupted();
     }
     shared.current.store(Snapshot {
         version: prev.version + 1,
@@ -300,6 +308,17 @@ fn compact(shared: &Shared, settled: bool) -> bool {
         v6: v6.map_or_else(|| Arc::clone(&prev.v6), Arc::from),
     });
     true
+}
+
+/// Whether an update waits: polled by compaction steps. A writer holding the queue's lock
+/// right now counts as one, so the poll never blocks. (A flush with nothing queued does not:
+/// it waits for nothing.)
+fn updates_waiting(shared: &Shared) -> bool {
+    match shared.queue.try_lock() {
+        Ok(q) => !q.pending.is_empty(),
+        Err(TryLockError::WouldBlock) => true,
+        Err(TryLockError::Poisoned(q)) => !q.into_inner().pending.is_empty(),
+    }
 }
 
 /// Applies `ops` and publishes a version with the touched families rebuilt. `Ok(None)` when

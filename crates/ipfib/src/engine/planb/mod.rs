@@ -357,20 +357,22 @@ impl<A: Family> Lookup<A> for PlanB<A> {
 
     /// One compaction step (`partial`): the live trees of the emptiest segments, at most
     /// [`COMPACT_BUDGET`] lines, copied into one new segment; once settled, every tree copied
-    /// into one segment, so lookups take the one-segment walk again.
+    /// into one segment, so lookups take the one-segment walk again (a few ms on the largest
+    /// tables: both kinds of step poll `interrupted` every few thousand chunks).
     fn compact(
         &self,
         options: &BuildOptions,
         settled: bool,
+        interrupted: &dyn Fn() -> bool,
     ) -> Option<Result<Box<dyn Lookup<A>>, BuildError>> {
         let backend = match options.resolve_backend() {
             Ok(b) => b,
             Err(e) => return Some(Err(e)),
         };
         let parts = if settled {
-            self.merged_parts()?
+            self.merged_parts(interrupted)?
         } else {
-            self.compact_parts(COMPACT_BUDGET)?
+            self.compact_parts(COMPACT_BUDGET, interrupted)?
         };
         Some(Self::from_parts(parts, backend).map(|p| Box::new(p) as Box<dyn Lookup<A>>))
     }

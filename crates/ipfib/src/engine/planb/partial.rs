@@ -52,6 +52,10 @@ const SLACK_LINES: usize = 1 << 14;
 /// edited change by change (each edit costs a pass over the chunk's boundaries).
 const MAX_EDITS: usize = 16;
 
+/// Chunks a compaction step visits between two polls of its interruption check (a settling
+/// merge of a 2 MB table takes about 5 ms: a poll every ~0.3 ms).
+const MERGE_POLL: usize = 4096;
+
 /// A chunk's answers as a step function over its coarse addresses: `answers[i]` holds from
 /// `starts[i]` to the next start; `starts[0]` is the chunk's first coarse address.
 struct Steps {
@@ -383,17 +387,22 @@ impl<A: Family> PlanB<A> {
     /// Every chunk's tree copied into one segment (`None` when there is one already): the
     /// layout a full build gives, without rebuilding a tree, so the walk is the one-segment
     /// walk again. Work proportional to the table.
-    pub(super) fn merged_parts(&self) -> Option<Parts<A>> {
+    pub(super) fn merged_parts(&self, interrupted: &dyn Fn() -> bool) -> Option<Parts<A>> {
         if self.segments.len() == 1 {
             return None;
         }
         let mut segment = SegmentBuilder::<A>::new();
         let (mut copied, mut cells) = (HashMap::new(), HashMap::new());
         let chunks: Vec<usize> = (0..1usize << DIRECT_BITS).collect();
-        let entries: Vec<u32> = chunks
-            .iter()
-            .map(|&c| self.copy_chunk(c, &mut segment, &mut copied, &mut cells))
-            .collect();
+        let mut entries = Vec::with_capacity(chunks.len());
+        for run in chunks.chunks(MERGE_POLL) {
+            if interrupted() {
+                return None;
+            }
+            for &c in run {
+                entries.push(self.copy_chunk(c, &mut segment, &mut copied, &mut cells));
+            }
+        }
         Some(self.with_chunks_in(&chunks, &entries, segment))
     }
 
@@ -403,7 +412,11 @@ impl<A: Family> PlanB<A> {
     /// dropped, and one larger than the budget is emptied over several steps (the new
     /// segments have no dead space, so they are not taken again). `None` when the table is
     /// compact already.
-    pub(super) fn compact_parts(&self, budget: usize) -> Option<Parts<A>> {
+    pub(super) fn compact_parts(
+        &self,
+        budget: usize,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Option<Parts<A>> {
         let n = self.segments.len();
         if n == 1 {
             return None;
@@ -450,6 +463,9 @@ impl<A: Family> PlanB<A> {
         let (mut copied, mut cells) = (HashMap::new(), HashMap::new());
         let (mut moved, mut entries) = (Vec::new(), Vec::new());
         for chunk in 0..1usize << DIRECT_BITS {
+            if chunk % MERGE_POLL == 0 && interrupted() {
+                return None;
+            }
             let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
             if is_victim[seg] && segment.lines.len() < budget.max(1) {
                 entries.push(self.copy_chunk(chunk, &mut segment, &mut copied, &mut cells));
@@ -556,16 +572,21 @@ mod tests {
             t.segments.len() > 4 && t.lines() > full + full / 10,
             "fragmented"
         );
+        // An interrupted step gives up at its first poll.
+        assert!(t.compact_parts(64, &|| true).is_none());
         let mut steps = 0;
-        while let Some(parts) = t.compact_parts(64) {
+        while let Some(parts) = t.compact_parts(64, &|| false) {
             t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
             steps += 1;
         }
         assert!(steps > 1, "bounded steps: {steps}");
-        // Settling copies every tree into one segment: the one-segment walk again.
-        let merged = PlanB::from_parts(t.merged_parts().unwrap(), Backend::Scalar).unwrap();
+        // Settling copies every tree into one segment: the one-segment walk again (unless
+        // interrupted).
+        assert!(t.merged_parts(&|| true).is_none());
+        let merged =
+            PlanB::from_parts(t.merged_parts(&|| false).unwrap(), Backend::Scalar).unwrap();
         assert_eq!(merged.segments.len(), 1);
-        assert!(merged.merged_parts().is_none());
+        assert!(merged.merged_parts(&|| false).is_none());
         agrees(&merged, &table, &probes(&table));
         assert!(t.segments.len() <= MANY_SEGMENTS);
         let rebuilt = build(&table);
@@ -669,7 +690,7 @@ mod tests {
             }
             // Compaction steps (a small budget, so it may take several) end compact and agree.
             let mut steps = 0;
-            while let Some(parts) = t.compact_parts(256) {
+            while let Some(parts) = t.compact_parts(256, &|| false) {
                 t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
                 steps += 1;
                 prop_assert!(steps < 10_000, "compaction ends");
