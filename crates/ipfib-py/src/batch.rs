@@ -164,6 +164,17 @@ fn array(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Input> {
     }
     if shape.len() == 2 && shape[1] == 16 && dt.is_equiv_to(&dtype::<u8>(py)) {
         let a = arr.cast::<PyArray2<u8>>()?.readonly();
+        if let Ok(bytes) = a.as_slice() {
+            let out = bytes
+                .chunks_exact(16)
+                .map(|c| {
+                    let mut b = [0u8; 16];
+                    b.copy_from_slice(c);
+                    u128::from_be_bytes(b)
+                })
+                .collect();
+            return Ok(Input::V6(out));
+        }
         let v = a.as_array();
         let out = v
             .rows()
