@@ -39,7 +39,11 @@ pub fn load(e: ipfib_io::LoadError) -> PyErr {
             Some(errno) => {
                 // Python prints the errno itself; drop Rust's " (os error N)" suffix.
                 let text = describe(source);
-                let text = text.split(" (os error").next().unwrap_or_default().to_string();
+                let text = text
+                    .split(" (os error")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
                 PyOSError::new_err((errno, text, filename))
             }
             None => PyOSError::new_err(format!("{filename}: {}", describe(source))),

@@ -152,9 +152,12 @@ fn network(obj: &Bound<'_, PyAny>) -> PyResult<Result<IpNet, ()>> {
     }
     let addr = address(&obj.getattr("network_address")?, None)?;
     let len: u8 = obj.getattr("prefixlen")?.extract()?;
-    IpNet::new(addr, len)
-        .map(Ok)
-        .map_err(|e| PyValueError::new_err(format!("{}: {e}", obj.repr().map_or(String::new(), |r| r.to_string()))))
+    IpNet::new(addr, len).map(Ok).map_err(|e| {
+        PyValueError::new_err(format!(
+            "{}: {e}",
+            obj.repr().map_or(String::new(), |r| r.to_string())
+        ))
+    })
 }
 
 /// An address in any key form but a prefix: `str`, `ipaddress` address, packed `bytes`, or an
@@ -181,8 +184,12 @@ pub fn address(obj: &Bound<'_, PyAny>, int_family: Option<u8>) -> PyResult<IpAdd
     if let Ok(b) = obj.cast::<PyBytes>() {
         let b = b.as_bytes();
         return match b.len() {
-            4 => Ok(IpAddr::V4(Ipv4Addr::from(<[u8; 4]>::try_from(b).unwrap_or_default()))),
-            16 => Ok(IpAddr::V6(Ipv6Addr::from(<[u8; 16]>::try_from(b).unwrap_or_default()))),
+            4 => Ok(IpAddr::V4(Ipv4Addr::from(
+                <[u8; 4]>::try_from(b).unwrap_or_default(),
+            ))),
+            16 => Ok(IpAddr::V6(Ipv6Addr::from(
+                <[u8; 16]>::try_from(b).unwrap_or_default(),
+            ))),
             n => Err(PyValueError::new_err(format!(
                 "packed address of {n} bytes: IPv4 is 4 bytes, IPv6 is 16"
             ))),
@@ -196,7 +203,10 @@ pub fn address(obj: &Bound<'_, PyAny>, int_family: Option<u8>) -> PyResult<IpAdd
             ));
         };
         let n: u128 = obj.extract().map_err(|_| {
-            PyValueError::new_err(format!("{} is not an address (negative or too large)", obj.repr().map_or(String::new(), |r| r.to_string())))
+            PyValueError::new_err(format!(
+                "{} is not an address (negative or too large)",
+                obj.repr().map_or(String::new(), |r| r.to_string())
+            ))
         })?;
         return int_address(n, Some(family), obj);
     }

@@ -16,9 +16,9 @@ mod batch;
 mod errors;
 mod keys;
 mod load;
-pub mod parse;
+mod parse;
 mod pickle;
-pub mod state;
+mod state;
 mod table;
 
 use pyo3::prelude::*;

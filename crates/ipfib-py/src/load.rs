@@ -19,22 +19,23 @@ pub fn options(
     skip_bad_records: bool,
     allow_empty: bool,
 ) -> PyResult<LoadOptions> {
-    let peer = match peer {
-        None => PeerChoice::Best,
-        Some(p) if p.is_instance_of::<PyInt>() && !p.is_instance_of::<PyBool>() => {
-            PeerChoice::Index(p.extract::<u16>().map_err(|_| {
-                PyValueError::new_err(format!("peer index {p} is not in 0-65535"))
-            })?)
-        }
-        Some(p) => match p.cast::<PyString>() {
-            Ok(s) => s.to_str()?.parse().map_err(PyValueError::new_err)?,
-            Err(_) => {
-                return Err(PyValueError::new_err(
-                    "peer is \"best\", a peer index (int) or a peer IP address (str)",
-                ))
+    let peer =
+        match peer {
+            None => PeerChoice::Best,
+            Some(p) if p.is_instance_of::<PyInt>() && !p.is_instance_of::<PyBool>() => {
+                PeerChoice::Index(p.extract::<u16>().map_err(|_| {
+                    PyValueError::new_err(format!("peer index {p} is not in 0-65535"))
+                })?)
             }
-        },
-    };
+            Some(p) => match p.cast::<PyString>() {
+                Ok(s) => s.to_str()?.parse().map_err(PyValueError::new_err)?,
+                Err(_) => {
+                    return Err(PyValueError::new_err(
+                        "peer is \"best\", a peer index (int) or a peer IP address (str)",
+                    ))
+                }
+            },
+        };
     let value = match value {
         None => ValueKind::NextHop,
         Some(v) => v.parse().map_err(PyValueError::new_err)?,
@@ -50,12 +51,7 @@ pub fn options(
 /// Loads and builds, with the interpreter released. A saved table is opened (mapped, no
 /// build) when it was saved with the same engine; its route set is made at once, since a
 /// loaded table is expected to answer route-set questions too.
-pub fn load(
-    py: Python<'_>,
-    path: &Path,
-    engine: &str,
-    options: &LoadOptions,
-) -> PyResult<State> {
+pub fn load(py: Python<'_>, path: &Path, engine: &str, options: &LoadOptions) -> PyResult<State> {
     let engine = engine_name(engine).map_err(errors::build)?;
     py.detach(|| {
         let saved = ipfib_io::is_saved_file(path).map_err(errors::load)?;
@@ -66,11 +62,7 @@ pub fn load(
         }
         let table = ipfib_io::load_fib(path, options).map_err(errors::load)?;
         let fib = Fib::build(&table, engine).map_err(|e| {
-            PyValueError::new_err(format!(
-                "{}: {}",
-                path.display(),
-                errors::describe(&e)
-            ))
+            PyValueError::new_err(format!("{}: {}", path.display(), errors::describe(&e)))
         })?;
         Ok(State::built_from(fib, table))
     })

@@ -251,7 +251,10 @@ mod tests {
             let fast = ipv4_fast(s.as_bytes());
             // The fast path may decline what std accepts, never the reverse, never disagree.
             assert!(fast.is_none() || fast == std, "{s:?}: {fast:?} vs {std:?}");
-            assert_eq!(address(s).is_some(), std.is_some() || s.parse::<IpAddr>().is_ok());
+            assert_eq!(
+                address(s).is_some(),
+                std.is_some() || s.parse::<IpAddr>().is_ok()
+            );
         }
         // Exhaustive over a grid of octets, to catch carry and digit-count mistakes.
         for a in [0u32, 1, 9, 10, 99, 100, 199, 200, 249, 250, 255] {
@@ -274,10 +277,32 @@ mod tests {
     #[test]
     fn fast_ipv6_agrees_with_std() {
         let fixed = [
-            "::", "::1", "1::", "1::2", "::ffff:1.2.3.4", "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7::",
-            "::2:3:4:5:6:7:8", "1:2:3:4:5:6:7::8", "1:2:3:4:5:6::8", "1::2::3", ":1::", "1:::2",
-            "1:2", "12345::", "fFfF::", "0000:0000::", "1:2:3:4:5:6:7:8:9", ":", ":::", "1:",
-            ":1", "g::", "1::2:", "2001:db8::/32", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+            "::",
+            "::1",
+            "1::",
+            "1::2",
+            "::ffff:1.2.3.4",
+            "1:2:3:4:5:6:7:8",
+            "1:2:3:4:5:6:7::",
+            "::2:3:4:5:6:7:8",
+            "1:2:3:4:5:6:7::8",
+            "1:2:3:4:5:6::8",
+            "1::2::3",
+            ":1::",
+            "1:::2",
+            "1:2",
+            "12345::",
+            "fFfF::",
+            "0000:0000::",
+            "1:2:3:4:5:6:7:8:9",
+            ":",
+            ":::",
+            "1:",
+            ":1",
+            "g::",
+            "1::2:",
+            "2001:db8::/32",
+            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
         ];
         let mut cases: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
         let mut st = 0x9E37_79B9_7F4A_7C15u64;
@@ -310,12 +335,25 @@ mod tests {
         for s in &cases {
             let want = s.parse::<Ipv6Addr>().ok().map(u128::from);
             let fast = ipv6_fast(s.as_bytes());
-            assert!(fast.is_none() || fast == want, "{s:?}: {fast:?} vs {want:?}");
+            assert!(
+                fast.is_none() || fast == want,
+                "{s:?}: {fast:?} vs {want:?}"
+            );
             let any = address(s).map(|a| a.to_string());
-            assert_eq!(any, s.parse::<IpAddr>().ok().map(|a| a.to_string()), "{s:?}");
+            assert_eq!(
+                any,
+                s.parse::<IpAddr>().ok().map(|a| a.to_string()),
+                "{s:?}"
+            );
         }
         // The common forms do take the fast path.
-        for s in ["2001:db8::1", "::", "fe80::1:2", "1:2:3:4:5:6:7:8", "2a00:1450:4001:80b::200e"] {
+        for s in [
+            "2001:db8::1",
+            "::",
+            "fe80::1:2",
+            "1:2:3:4:5:6:7:8",
+            "2a00:1450:4001:80b::200e",
+        ] {
             assert!(ipv6_fast(s.as_bytes()).is_some(), "{s}");
         }
     }
@@ -323,9 +361,15 @@ mod tests {
     #[test]
     fn keys_are_addresses_or_prefixes() {
         assert!(matches!(key("10.0.0.0/8"), Some(Text::Net(_))));
-        assert!(matches!(key("10.0.0.1/8"), Some(Text::Net(_))), "host bits: caller's call");
+        assert!(
+            matches!(key("10.0.0.1/8"), Some(Text::Net(_))),
+            "host bits: caller's call"
+        );
         assert!(matches!(key("2001:db8::/32"), Some(Text::Net(_))));
-        assert!(matches!(key("::ffff:1.2.3.4"), Some(Text::Addr(IpAddr::V6(_)))));
+        assert!(matches!(
+            key("::ffff:1.2.3.4"),
+            Some(Text::Addr(IpAddr::V6(_)))
+        ));
         assert!(matches!(key("10.1.2.3"), Some(Text::Addr(IpAddr::V4(_)))));
         for bad in [
             "10.0.0.0/33",

@@ -91,7 +91,9 @@ pub fn load(py: Python<'_>, data: &[u8]) -> PyResult<(State, Option<u8>)> {
         f => return Err(bad(&format!("int family {f}"))),
     };
     let name_len = r.u8().ok_or_else(|| bad("too short"))?;
-    let name = r.take(usize::from(name_len)).ok_or_else(|| bad("too short"))?;
+    let name = r
+        .take(usize::from(name_len))
+        .ok_or_else(|| bad("too short"))?;
     let name = std::str::from_utf8(name).map_err(|_| bad("engine name not UTF-8"))?;
     let engine = engine_name(name).map_err(errors::build)?;
     let count = r.u64().ok_or_else(|| bad("too short"))?;
@@ -154,12 +156,12 @@ fn read_routes(r: &mut Cursor<'_>) -> Result<Table, String> {
     let a4 = r.array(n4, 4).ok_or_else(short)?;
     let l4 = r.array(n4, 1).ok_or_else(short)?;
     let h4 = r.array(n4, 4).ok_or_else(short)?;
-    let v4 = family::<u32, 4>(a4, l4, h4, |b| u32::from_le_bytes(b))?;
+    let v4 = family::<u32, 4>(a4, l4, h4, u32::from_le_bytes)?;
     let n6 = r.u64().ok_or_else(short)?;
     let a6 = r.array(n6, 16).ok_or_else(short)?;
     let l6 = r.array(n6, 1).ok_or_else(short)?;
     let h6 = r.array(n6, 4).ok_or_else(short)?;
-    let v6 = family::<u128, 16>(a6, l6, h6, |b| u128::from_le_bytes(b))?;
+    let v6 = family::<u128, 16>(a6, l6, h6, u128::from_le_bytes)?;
     Ok(Table::from_families(v4, v6))
 }
 

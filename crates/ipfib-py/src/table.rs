@@ -127,7 +127,8 @@ fn route_value(v: &Bound<'_, PyAny>) -> PyResult<u32> {
     v.extract::<u32>().map_err(|_| {
         PyValueError::new_err(format!(
             "a route's value is an int 0-4294967295, not {}",
-            v.repr().map_or_else(|_| "this".to_string(), |r| r.to_string())
+            v.repr()
+                .map_or_else(|_| "this".to_string(), |r| r.to_string())
         ))
     })
 }
@@ -193,11 +194,12 @@ impl PyTable {
             let mut table = Table::new();
             for (i, pair) in pairs.try_iter()?.enumerate() {
                 let pair = pair?;
-                let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair.extract().map_err(|_| {
-                    pyo3::exceptions::PyTypeError::new_err(format!(
-                        "pairs[{i}] is not a (key, value) pair"
-                    ))
-                })?;
+                let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+                    pair.extract().map_err(|_| {
+                        pyo3::exceptions::PyTypeError::new_err(format!(
+                            "pairs[{i}] is not a (key, value) pair"
+                        ))
+                    })?;
                 let at = |e: PyErr| errors::prefixed(k.py(), e, &format!("pairs[{i}]: "));
                 let net = t.key(&k).and_then(Key::prefix).map_err(at)?;
                 let hop = route_value(&v).map_err(at)?;
@@ -428,7 +430,10 @@ impl PyTable {
 
     /// Pickles as flat arrays: the saved-table format (engine and route list) for engines
     /// that have one, the route set otherwise. See `ipfib` module docs.
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
         let bytes = pickle::dump(py, self, self.family())?;
         let unpickle = py.import("ipfib")?.getattr("_unpickle")?;
         Ok((unpickle, (bytes,)))
