@@ -413,6 +413,20 @@ impl PyTable {
         ))
     }
 
+    /// t.save(path): writes the built table in the saved-table format (what `ipfib save`
+    /// writes), which `Table.load`, every `--fib` and the C library open without a build.
+    /// Written to a temporary file and renamed over `path`. Engines without a saved format
+    /// (the reference engine) are a ValueError.
+    fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let fib = self.built(py)?;
+        py.detach(|| fib.save(&path)).map_err(|e| match e {
+            ipfib::SaveError::Io { path, source } => {
+                errors::load(ipfib_io::LoadError::Io { path, source })
+            }
+            e => PyValueError::new_err(errors::describe(&e)),
+        })
+    }
+
     /// t.copy(): an independent table with the same routes, engine and int_family (the built
     /// engine is shared until one of them changes).
     fn copy(&self) -> Self {

@@ -50,3 +50,46 @@ def test_dask_example_matches_single_process(tmp_path, fmt):
     assert np.array_equal(origin.isna().to_numpy(), ~found)
     assert np.array_equal(origin[found].to_numpy(dtype=np.uint32), values[found])
     assert found.sum() >= 10000, "half the addresses are inside routed prefixes"
+
+
+SHIPPED_ONCE = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+import dask_enrich, ipfib
+from dask.distributed import Client, LocalCluster
+
+def install_counter():
+    import ipfib
+    ipfib._calls = 0
+    orig = ipfib._unpickle
+    def counted(data):
+        ipfib._calls += 1
+        return orig(data)
+    ipfib._unpickle = counted
+
+def calls():
+    import ipfib
+    return ipfib._calls
+
+if __name__ == "__main__":
+    table = ipfib.Table.load(sys.argv[2], value="origin-as")
+    dask_enrich.generate_addresses(table, sys.argv[3], 8000, 8)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as c, Client(c) as client:
+        client.run(install_counter)
+        dask_enrich.enrich(client, table, sys.argv[3], sys.argv[4])
+        print("unpickles", sorted(client.run(calls).values()))
+'''
+
+
+def test_dask_example_ships_the_table_once_per_worker(tmp_path):
+    """8 partitions on 2 workers: each worker unpickles the table exactly once."""
+    script = tmp_path / "shipped_once.py"
+    script.write_text(SHIPPED_ONCE)
+    run = subprocess.run(
+        [sys.executable, str(script), str(EXAMPLE.parent), str(table_file(tmp_path)),
+         str(tmp_path / "a.parquet"), str(tmp_path / "o.parquet")],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "unpickles [1, 1]" in run.stdout, run.stdout

@@ -94,10 +94,24 @@ def test_mrt_origin_as():
 
 
 def test_saved_table_file_loads(tmp_path):
-    # A saved table made by pickling's own format is not a file format; make one with the
-    # library through a text file, then load the text and compare with pickled copies.
-    p = tmp_path / "t.txt"
-    p.write_text("10.0.0.0/8 1\n2001:db8::/32 2\n")
-    t = ipfib.Table.load(p)
-    assert t.items() == [("10.0.0.0/8", 1), ("2001:db8::/32", 2)]
-    assert list(t.lookup(np.array([0x0A000001], np.uint32))) == [1]
+    t = ipfib.Table.from_pairs([("10.0.0.0/8", 1), ("10.1.0.0/16", 2), ("2001:db8::/32", 3)])
+    saved = tmp_path / "t.ipfib"
+    t.save(saved)
+    u = ipfib.Table.load(saved)
+    assert u.items() == t.items()
+    assert list(u.lookup(np.array([0x0A010001, 0x0A020001], np.uint32))) == [2, 1]
+    assert u.get("2001:db8::1") == 3
+    # Loaded with another engine, it is rebuilt from its routes.
+    r = ipfib.Table.load(saved, engine="reference")
+    assert r.engine == "reference" and r.items() == t.items()
+    with pytest.raises(ValueError, match="reference"):
+        r.save(tmp_path / "r.ipfib")
+    with pytest.raises(FileNotFoundError):
+        t.save(tmp_path / "no" / "such" / "dir.ipfib")
+    # A damaged saved file is a ValueError naming the file.
+    damaged = tmp_path / "damaged.ipfib"
+    data = bytearray(saved.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="damaged.ipfib"):
+        ipfib.Table.load(damaged)
