@@ -11,6 +11,8 @@
 //! every length and every prefix (and the saved format checks its own header, checksum and
 //! structure), so damaged bytes are a ValueError, never a crash.
 
+use std::sync::Arc;
+
 use ipfib::{Fib, Prefix, RouteTable, SaveError, Table};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -24,40 +26,45 @@ const MAGIC: &[u8; 8] = b"IPFIBPY1";
 const SAVED: u8 = 0;
 const ROUTES: u8 = 1;
 
-/// The pickle bytes of a table.
+/// The pickle bytes of a table. The engine is built (interpreter released) and written; if
+/// another thread changed the table meanwhile, that is done again, and after a few tries the
+/// route set is written instead, under the lock, so the header, the routes and the engine
+/// always describe one and the same table.
 pub fn dump<'py>(
     py: Python<'py>,
     t: &PyTable,
     int_family: Option<u8>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (engine, count) = {
-        let s = t.lock();
-        (s.engine(), s.len())
-    };
-    let mut out = header(engine, int_family, count);
-    let fib = t.built(py)?;
-    let saved = py.detach(|| {
-        let mut body = Vec::new();
-        fib.write_to(&mut body).map(|()| body)
-    });
-    match saved {
-        Ok(body) => {
-            out[8] = SAVED;
-            out.extend_from_slice(&body);
+    for _ in 0..4 {
+        let fib = t.built(py)?;
+        let saved = py.detach(|| {
+            let mut body = Vec::new();
+            fib.write_to(&mut body).map(|()| body)
+        });
+        let mut state = t.lock();
+        if !state.fresh().is_some_and(|f| Arc::ptr_eq(f, &fib)) {
+            continue;
         }
-        Err(SaveError::Unsupported { .. }) => {
-            out[8] = ROUTES;
-            let mut state = t.lock();
-            write_routes(&mut out, state.routes());
+        let mut out = header(SAVED, state.engine(), int_family, state.len());
+        match saved {
+            Ok(body) => out.extend_from_slice(&body),
+            Err(SaveError::Unsupported { .. }) => {
+                out[8] = ROUTES;
+                write_routes(&mut out, state.routes());
+            }
+            Err(e) => return Err(PyValueError::new_err(errors::describe(&e))),
         }
-        Err(e) => return Err(PyValueError::new_err(errors::describe(&e))),
+        return Ok(PyBytes::new(py, &out));
     }
+    let mut state = t.lock();
+    let mut out = header(ROUTES, state.engine(), int_family, state.len());
+    write_routes(&mut out, state.routes());
     Ok(PyBytes::new(py, &out))
 }
 
-fn header(engine: &str, int_family: Option<u8>, count: usize) -> Vec<u8> {
+fn header(kind: u8, engine: &str, int_family: Option<u8>, count: usize) -> Vec<u8> {
     let mut h = MAGIC.to_vec();
-    h.push(SAVED);
+    h.push(kind);
     h.push(int_family.unwrap_or(0));
     h.push(engine.len() as u8);
     h.extend_from_slice(engine.as_bytes());
