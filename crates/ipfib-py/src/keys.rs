@@ -84,7 +84,7 @@ pub fn key(obj: &Bound<'_, PyAny>, int_family: Option<u8>) -> PyResult<Key> {
     if let Ok(t) = obj.cast::<PyTuple>() {
         return tuple_key(t, int_family);
     }
-    if let Ok(net) = network(obj)? {
+    if let Some(net) = network(obj)? {
         return Ok(Key::Net(net));
     }
     address(obj, int_family).map(Key::Addr)
@@ -143,16 +143,17 @@ fn tuple_key(t: &Bound<'_, PyTuple>, int_family: Option<u8>) -> PyResult<Key> {
     })
 }
 
-/// An `ipaddress` network (`Ok(Err(()))` when `obj` is not one).
-fn network(obj: &Bound<'_, PyAny>) -> PyResult<Result<IpNet, ()>> {
+/// An `ipaddress` network (`None` when `obj` is not one).
+fn network(obj: &Bound<'_, PyAny>) -> PyResult<Option<IpNet>> {
     let py = obj.py();
     let c = classes(py)?;
     if !obj.is_instance(c.network.bind(py))? {
-        return Ok(Err(()));
+        return Ok(None);
     }
     let addr = address(&obj.getattr("network_address")?, None)?;
     let len: u8 = obj.getattr("prefixlen")?.extract()?;
-    IpNet::new(addr, len).map(Ok).map_err(|e| {
+    // An ipaddress network is always a valid prefix; the error is for look-alike subclasses.
+    IpNet::new(addr, len).map(Some).map_err(|e| {
         PyValueError::new_err(format!(
             "{}: {e}",
             obj.repr().map_or(String::new(), |r| r.to_string())
