@@ -47,6 +47,14 @@ run_step "tests" run_tests
 # The C library: example and tests compiled with the system cc against the checked-in header
 # (its freshness is the ipfib-capi `header_is_fresh` test above).
 run_step "c-tests" bash scripts/c-tests.sh
+# The Python package: a virtual environment with the pinned requirements, the extension built
+# by maturin, pytest (its counts are added to the summary below).
+pylog=$(mktemp)
+trap 'rm -f "$log" "$pylog"' EXIT
+run_py_tests() {
+    bash scripts/py-tests.sh 2>&1 | tee "$pylog"
+}
+run_step "py-tests" run_py_tests
 # The scalar path's unit tests under Miri (skips, saying so, where nightly + Miri cannot be had).
 run_step "miri" bash scripts/miri.sh
 # Every fuzz target briefly (FUZZ_SECONDS each, 20 by default), so none can rot.
@@ -64,6 +72,22 @@ read -r passed failed ignored suites < <(
          }
          END { printf "%d %d %d %d\n", p, f, g, s }' "$log"
 )
+# And pytest's closing line ("N passed, M failed, K skipped in ...").
+read -r py_passed py_failed py_skipped < <(
+    awk '/ (passed|failed|error|errors|skipped)[ ,]/ && / in [0-9.]+s/ { line = $0 }
+         END {
+            n = split(line, w, /[ ,=]+/)
+            for (i = 2; i <= n; i++) {
+                if (w[i] == "passed")  p = w[i-1]
+                if (w[i] == "failed" || w[i] == "error" || w[i] == "errors") f += w[i-1]
+                if (w[i] == "skipped") s = w[i-1]
+            }
+            printf "%d %d %d\n", p, f, s
+         }' "$pylog"
+)
+passed=$((passed + py_passed))
+failed=$((failed + py_failed))
+ignored=$((ignored + py_skipped))
 data="${IPFIB_SHARED_DATA:-../shared/data}"
 if [ -d "$data" ]; then
     data_note="real tables from $data"
@@ -76,7 +100,7 @@ echo "==> summary"
 for line in "${summary[@]}"; do
     echo "  $line"
 done
-echo "  $suites test suites, $ignored ignored; $data_note"
+echo "  $suites test suites + pytest, $ignored ignored or skipped; $data_note"
 echo "tests: $passed passed, $failed failed"
 
 if [ "$failed_steps" -ne 0 ]; then

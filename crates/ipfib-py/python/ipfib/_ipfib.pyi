@@ -1,0 +1,97 @@
+"""Type stubs for the Rust extension module behind ``ipfib``."""
+
+import ipaddress
+import os
+from typing import Iterable, Iterator, Optional, Sequence, Tuple, TypeVar, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+_Address = Union[str, bytes, int, ipaddress.IPv4Address, ipaddress.IPv6Address]
+Key = Union[
+    _Address,
+    ipaddress.IPv4Network,
+    ipaddress.IPv6Network,
+    Tuple[_Address, int],
+]
+"""A key: "10.0.0.0/8" or "10.1.2.3", an ipaddress address or network, packed bytes (4 or 16),
+an (address, prefixlen) tuple, or an int when the table's int_family is set."""
+
+Addresses = Union[
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.uint8],
+    npt.NDArray[np.uint64],
+    Sequence[str],
+    Iterable[str],
+]
+"""Batch input: uint32 (IPv4, host order), (n, 16) uint8 (IPv6, network order), (n, 2) uint64
+(IPv6, high word first), or strings of both families."""
+
+_D = TypeVar("_D")
+
+def engines() -> list[str]:
+    """The registered engine names, the default ("planb") first."""
+
+class Table:
+    """A longest-prefix-match table of IPv4 and IPv6 routes, prefix -> int (0-4294967295)."""
+
+    def __init__(self, engine: str = "planb", int_family: Optional[int] = None) -> None: ...
+    @classmethod
+    def load(
+        cls,
+        path: Union[str, "os.PathLike[str]"],
+        engine: str = "planb",
+        *,
+        int_family: Optional[int] = None,
+        peer: Union[str, int, None] = None,
+        value: Optional[str] = None,
+        skip_bad_records: bool = False,
+        allow_empty: bool = False,
+    ) -> "Table":
+        """Reads a text table, an MRT RIB dump (plain, gzip, bzip2) or a saved table."""
+    @classmethod
+    def from_pairs(
+        cls,
+        pairs: Iterable[Tuple[Key, int]],
+        engine: str = "planb",
+        int_family: Optional[int] = None,
+    ) -> "Table": ...
+    engine: str
+    """The engine's name; assign a name from ``engines()`` to switch."""
+    int_family: Optional[int]
+    """4 or 6: what an int key is; None refuses int keys."""
+    def __setitem__(self, key: Key, value: int) -> None: ...
+    def __getitem__(self, key: Key) -> int: ...
+    @overload
+    def get(self, key: Key) -> Optional[int]: ...
+    @overload
+    def get(self, key: Key, default: _D) -> Union[int, _D]: ...
+    def __contains__(self, key: object) -> bool: ...
+    def get_key(self, key: Key) -> Optional[str]: ...
+    def __delitem__(self, key: Key) -> None: ...
+    def delete(self, key: Key) -> None: ...
+    def insert(self, key: Key, value: int) -> None: ...
+    def has_key(self, key: Key) -> bool: ...
+    def parent(self, key: Key) -> Optional[str]: ...
+    def children(self, key: Key) -> list[str]: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def keys(self) -> list[str]: ...
+    def values(self) -> list[int]: ...
+    def items(self) -> list[Tuple[str, int]]: ...
+    def lookup(self, addrs: Addresses, miss: int = 0xFFFFFFFF) -> npt.NDArray[np.uint32]:
+        """Next hop per address, ``miss`` where no route matches (GIL released)."""
+    def lookup_mask(
+        self, addrs: Addresses
+    ) -> Tuple[npt.NDArray[np.uint32], npt.NDArray[np.bool_]]:
+        """(values, found): values are 0 where found is False."""
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the saved-table format (planb), which ``Table.load`` opens without a build."""
+    def copy(self) -> "Table": ...
+    def __copy__(self) -> "Table": ...
+    def __deepcopy__(self, memo: object) -> "Table": ...
+    def __reduce__(self) -> Tuple[object, Tuple[bytes]]: ...
+    @staticmethod
+    def _from_pickle(data: bytes) -> "Table": ...

@@ -1,0 +1,39 @@
+//! # ipfib-py — ipfib for Python
+//!
+//! The extension module `ipfib._ipfib` behind the Python package `ipfib` (built with maturin:
+//! see `pyproject.toml`). It offers [`table::PyTable`] (`ipfib.Table`), a longest-prefix-match
+//! mapping familiar to pytricia users, whose batch lookups take NumPy arrays or sequences of
+//! strings and run the engine with the interpreter released, and which pickles as flat arrays
+//! (the saved-table format). Modules: `keys` (Python keys as addresses and prefixes), `parse`
+//! (fast address text), `state` (the route set and the lazily rebuilt engine), `batch`
+//! (array inputs and outputs), `pickle`, `load` (files), `errors` (Rust errors as Python
+//! exceptions).
+//!
+//! Nothing here panics on user input, and PyO3 turns any panic into a Python exception
+//! rather than aborting the interpreter.
+
+mod batch;
+mod errors;
+mod keys;
+mod load;
+mod parse;
+mod pickle;
+mod state;
+mod table;
+
+use pyo3::prelude::*;
+
+/// The registered engine names, the default ("planb") first.
+#[pyfunction]
+fn engines() -> Vec<&'static str> {
+    ipfib::engine::engines().iter().map(|e| e.name()).collect()
+}
+
+/// ipfib: exact, fast longest-prefix match for IPv4 and IPv6 (the Rust extension module).
+#[pymodule]
+fn _ipfib(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<table::PyTable>()?;
+    m.add_function(wrap_pyfunction!(engines, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

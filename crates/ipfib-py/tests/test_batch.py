@@ -1,0 +1,198 @@
+"""Every batch input kind gives the same answers as single lookups."""
+
+import ipaddress
+import random
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ipfib
+
+MISS = 0xFFFFFFFF
+
+
+@pytest.fixture(scope="module")
+def table():
+    rng = random.Random(7)
+    t = ipfib.Table()
+    t["0.0.0.0/1"] = 100
+    t["::/1"] = 200
+    for i in range(2000):
+        v4 = rng.getrandbits(32)
+        n4 = ipaddress.IPv4Network((v4, rng.randint(8, 32)), strict=False)
+        t[n4] = i
+        v6 = rng.getrandbits(128)
+        n6 = ipaddress.IPv6Network((v6, rng.randint(16, 128)), strict=False)
+        t[n6] = 10000 + i
+    return t
+
+
+def sample(n=3000, seed=3):
+    rng = random.Random(seed)
+    v4 = [ipaddress.IPv4Address(rng.getrandbits(32)) for _ in range(n)]
+    v6 = [ipaddress.IPv6Address(rng.getrandbits(128)) for _ in range(n)]
+    return v4, v6
+
+
+def singles(t, addrs, miss=MISS):
+    return np.array([t.get(str(a), miss) for a in addrs], dtype=np.uint32)
+
+
+def test_uint32_ipv4(table):
+    v4, _ = sample()
+    arr = np.array([int(a) for a in v4], dtype=np.uint32)
+    want = singles(table, v4)
+    got = table.lookup(arr)
+    assert got.dtype == np.uint32 and got.shape == (len(v4),)
+    assert np.array_equal(got, want)
+    # Strided (not contiguous) input.
+    assert np.array_equal(table.lookup(arr[::3]), want[::3])
+    assert np.array_equal(table.lookup(arr, miss=5), singles(table, v4, 5))
+
+
+def test_ipv6_packed_bytes_and_words(table):
+    _, v6 = sample()
+    packed = np.frombuffer(b"".join(a.packed for a in v6), dtype=np.uint8).reshape(-1, 16)
+    words = np.array([[int(a) >> 64, int(a) & (2**64 - 1)] for a in v6], dtype=np.uint64)
+    want = singles(table, v6)
+    assert np.array_equal(table.lookup(packed), want)
+    assert np.array_equal(table.lookup(words), want)
+    assert np.array_equal(table.lookup(np.asfortranarray(words)), want)
+    assert np.array_equal(table.lookup(packed[::2]), want[::2])
+
+
+def test_strings_mixed_in_every_container(table):
+    v4, v6 = sample(1000)
+    mixed = [a for pair in zip(v4, v6) for a in pair]
+    strs = [str(a) for a in mixed]
+    want = singles(table, mixed)
+    for container in (
+        strs,
+        tuple(strs),
+        np.array(strs),  # dtype '<U..'
+        np.array(strs, dtype=object),
+        pd.Series(strs),
+        pd.Series(strs, dtype="string"),
+        (s for s in strs),
+    ):
+        got = table.lookup(container)
+        assert np.array_equal(got, want), type(container)
+    vals, found = table.lookup_mask(strs)
+    assert np.array_equal(found, want != MISS)
+    assert np.array_equal(vals, np.where(found, want, 0))
+    # One family only takes the path without positions.
+    assert np.array_equal(table.lookup([str(a) for a in v4]), singles(table, v4))
+    assert np.array_equal(table.lookup([str(a) for a in v6]), singles(table, v6))
+
+
+def test_mask_tells_a_route_valued_miss_apart():
+    t = ipfib.Table()
+    t["10.0.0.0/8"] = MISS
+    vals, found = t.lookup_mask(np.array([0x0A000001, 0x0B000001], dtype=np.uint32))
+    assert list(found) == [True, False]
+    assert list(vals) == [MISS, 0]
+
+
+def test_empty_inputs(table):
+    for empty in ([], np.zeros(0, np.uint32), np.zeros((0, 16), np.uint8), np.zeros((0, 2), np.uint64)):
+        out = table.lookup(empty)
+        assert out.dtype == np.uint32 and out.shape == (0,)
+        vals, found = table.lookup_mask(empty)
+        assert vals.shape == (0,) and found.dtype == np.bool_
+
+
+def test_bad_inputs_are_clear_errors(table):
+    with pytest.raises(TypeError, match="astype"):
+        table.lookup(np.array([1, 2], dtype=np.int64))
+    with pytest.raises(TypeError, match="uint32"):
+        table.lookup(np.zeros((3, 4), np.uint8))
+    with pytest.raises(TypeError, match="one address"):
+        table.lookup("10.0.0.1")
+    with pytest.raises(ValueError, match=r"addrs\[1\]: \"10.0.0.256\""):
+        table.lookup(["10.0.0.1", "10.0.0.256"])
+    with pytest.raises(TypeError, match=r"addrs\[2\] is int"):
+        table.lookup(["10.0.0.1", "::1", 5])
+    with pytest.raises(TypeError):
+        table.lookup(5)
+    with pytest.raises(OverflowError):
+        table.lookup([], miss=-1)
+
+
+def test_lookups_see_changes(table):
+    t = table.copy()
+    arr = np.array([0x0A000001], dtype=np.uint32)
+    before = t.lookup(arr)[0]
+    t["10.0.0.1/32"] = 424242
+    assert t.lookup(arr)[0] == 424242
+    del t["10.0.0.1/32"]
+    assert t.lookup(arr)[0] == before
+
+
+def test_gil_is_released_during_the_engine():
+    """Another thread keeps running Python while a long batch runs in the engine."""
+    t = ipfib.Table()
+    t["0.0.0.0/0"] = 1
+    for i in range(0, 2**16, 7):
+        t[f"{i >> 8}.{i & 255}.0.0/16"] = i
+    arr = np.random.default_rng(1).integers(0, 2**32, size=6_000_000, dtype=np.uint32)
+    t.lookup(arr[:10])  # built before timing
+    started = threading.Event()
+    done = threading.Event()
+    idle = threading.Event()  # never set: the spin loop's own speed is measured on it
+
+    def spin(stop, seconds=None):
+        n = 0
+        t0 = time.perf_counter()
+        while not stop.is_set():
+            n += 1
+            if seconds is not None and n % 1000 == 0 and time.perf_counter() - t0 > seconds:
+                break
+        return n, time.perf_counter() - t0
+
+    alone, alone_s = spin(idle, 0.1)
+    rate = alone / alone_s
+
+    def worker():
+        started.set()
+        for _ in range(5):
+            t.lookup(arr)
+        done.set()
+
+    th = threading.Thread(target=worker)
+    th.start()
+    started.wait()
+    spins, elapsed = spin(done)
+    th.join()
+    # Held for the whole engine run, the GIL would leave this thread only the few switch
+    # intervals (5 ms each) around the copies, well under a quarter of the run; released, it
+    # spins for nearly all of it (at its own speed, less whatever the machine's load takes).
+    assert elapsed > 0.1, f"the batches took {elapsed:.3f} s: too fast to tell"
+    share = spins / (rate * elapsed)
+    assert share > 0.25, f"spun {share:.0%} of its solo speed during the batches"
+
+
+def test_concurrent_lookups_and_changes_never_crash():
+    t = ipfib.Table.from_pairs([(f"10.{i}.0.0/16", i) for i in range(256)])
+    arr = np.arange(0x0A000000, 0x0A000000 + 200_000, 7, dtype=np.uint32)
+    errors = []
+
+    def looker():
+        try:
+            for _ in range(20):
+                out = t.lookup(arr)
+                assert out.shape == arr.shape
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=looker) for _ in range(3)]
+    for th in threads:
+        th.start()
+    for i in range(200):
+        t[f"10.0.{i}.0/24"] = 1000 + i
+    for th in threads:
+        th.join()
+    assert not errors
+    assert t["10.0.5.1"] == 1005

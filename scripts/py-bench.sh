@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Python lookup benchmark: ipfib against pytricia and py-radix on the real IPv6 DFZ table and
+# the IPv4 et-2015 table, the same addresses for all (crates/ipfib-py/bench/bench_lookup.py).
+#
+# Uses its own virtual environment ($CARGO_TARGET_DIR/py-bench-venv, requirements pinned in
+# crates/ipfib-py/requirements-bench.txt, from PyPI), builds a release wheel of ipfib with
+# maturin and installs it there, then runs the benchmark pinned to one core (CPU, default 1).
+#
+# Usage: scripts/py-bench.sh [bench_lookup.py arguments, e.g. --addrs 500000 --rounds 5]
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+target="${CARGO_TARGET_DIR:-$root/target}"
+venv="$target/py-bench-venv"
+req="$root/crates/ipfib-py/requirements-bench.txt"
+data="${IPFIB_SHARED_DATA:-$root/../shared/data}"
+v6="$data/ipv6/ipv6-ris-dfz10-20241220.txt.gz"
+v4="$data/ipv4/ipv4-bgpdump-et-20151023.txt.gz"
+if [ ! -f "$v6" ] || [ ! -f "$v4" ]; then
+    echo "py-bench: $v6 or $v4 not found (set IPFIB_SHARED_DATA)" >&2
+    exit 1
+fi
+
+if [ ! -x "$venv/bin/python" ]; then
+    "${PYTHON:-python3}" -m venv "$venv"
+fi
+stamp="$venv/.requirements.sha256"
+want=$(sha256sum "$req" | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+    echo "$want" > "$stamp"
+fi
+
+wheels="$target/py-wheels"
+rm -rf "$wheels"
+(
+    cd crates/ipfib-py
+    VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
+        "$venv/bin/maturin" build --release --quiet -o "$wheels"
+)
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \
+    --no-deps "$wheels"/ipfib-*.whl
+
+exec taskset -c "${CPU:-1}" "$venv/bin/python" crates/ipfib-py/bench/bench_lookup.py \
+    "$v6" "$v4" "$@"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The Python package's tests (crates/ipfib-py): makes a virtual environment, installs the
+# pinned test requirements from PyPI, builds the extension into it with maturin, runs pytest.
+#
+# The environment lives in $CARGO_TARGET_DIR/py-venv (target/ is ignored by git) and is
+# reused while crates/ipfib-py/requirements-test.txt is unchanged; delete it to start over.
+# The extension is built in the release profile (`maturin develop --profile test` would build
+# a test harness, not a loadable module), which the Python benchmarks use too. Tests that need ../shared/data skip, saying so, when
+# it is absent. PYTHON picks the interpreter (default python3).
+#
+# Usage: scripts/py-tests.sh [pytest arguments]
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+target="${CARGO_TARGET_DIR:-$root/target}"
+venv="$target/py-venv"
+req="$root/crates/ipfib-py/requirements-test.txt"
+python="${PYTHON:-python3}"
+
+if [ ! -x "$venv/bin/python" ]; then
+    echo "py-tests: creating $venv with $("$python" --version)"
+    "$python" -m venv "$venv"
+fi
+stamp="$venv/.requirements.sha256"
+want=$(sha256sum "$req" | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+    echo "py-tests: installing $req"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+    echo "$want" > "$stamp"
+fi
+
+echo "py-tests: building the extension (maturin develop --release)"
+(
+    cd crates/ipfib-py
+    VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
+        "$venv/bin/maturin" develop --release --quiet
+)
+
+cd crates/ipfib-py
+# No cache directory in the source tree; hypothesis keeps its example database under target/
+# (tests/conftest.py reads IPFIB_HYPOTHESIS_DIR).
+IPFIB_HYPOTHESIS_DIR="$target/py-hypothesis" \
+    exec "$venv/bin/python" -m pytest tests -p no:cacheprovider -q -rs "$@"
