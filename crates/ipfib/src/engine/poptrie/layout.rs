@@ -118,8 +118,6 @@ impl Family for u128 {
 
 /// A leaf: a next-hop index stored as `u16` or `u32`.
 pub trait LeafWord: Copy + Default + std::fmt::Debug + Send + Sync + 'static {
-    /// Size in bytes.
-    const BYTES: usize;
     /// The index (lossless).
     fn index(self) -> u32;
     /// The leaf for `index`, which the caller has checked fits.
@@ -127,7 +125,6 @@ pub trait LeafWord: Copy + Default + std::fmt::Debug + Send + Sync + 'static {
 }
 
 impl LeafWord for u16 {
-    const BYTES: usize = 2;
     #[inline(always)]
     fn index(self) -> u32 {
         u32::from(self)
@@ -138,7 +135,6 @@ impl LeafWord for u16 {
 }
 
 impl LeafWord for u32 {
-    const BYTES: usize = 4;
     #[inline(always)]
     fn index(self) -> u32 {
         self

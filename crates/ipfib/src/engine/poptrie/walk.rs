@@ -17,6 +17,8 @@
 //! Indexing is checked (safe code): every index comes from the structure, and the checks cost
 //! a compare and a predicted branch each (BENCHMARKS.md has the measurement).
 
+use std::hint::select_unpredictable;
+
 use super::layout::{Family, LeafWord, Node, LEAF_TAG, STRIDE};
 use crate::route_table::NextHop;
 
@@ -131,9 +133,11 @@ pub fn answer<A: Family, L: LeafWord>(v: View<'_, L>, addr: A) -> Option<NextHop
 
 /// The walk state of one group.
 #[derive(Clone, Copy)]
-struct Group {
+struct Group<A> {
     /// Lanes in use (the last group of a batch may be short).
     n: usize,
+    /// Per lane: the address (copied, so lane indices from a mask need no bounds check).
+    key: [A; LANES],
     /// Per lane: the next-hop index (answered by the direct table), or the leaf position.
     hop: [u32; LANES],
     /// Per lane: the node it reads next.
@@ -144,9 +148,10 @@ struct Group {
     via_leaf: u64,
 }
 
-impl Group {
-    const EMPTY: Group = Group {
+impl<A: Family> Group<A> {
+    const EMPTY: Group<A> = Group {
         n: 0,
+        key: [A::ZERO; LANES],
         hop: [0; LANES],
         idx: [0; LANES],
         offset: [0; LANES],
@@ -157,19 +162,21 @@ impl Group {
 /// Reads the direct entries of `addrs` (`len <= LANES`) into `g` and prefetches each lane's
 /// root node, or its next hop when the direct table answered.
 #[inline(always)]
-fn enter<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, addrs: &[A], g: &mut Group) {
-    g.n = addrs.len();
+fn enter<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, addrs: &[A], g: &mut Group<A>) {
+    g.n = addrs.len().min(LANES);
     let mut active = 0u64;
-    for (i, a) in addrs.iter().enumerate().take(LANES) {
+    for (i, &a) in addrs.iter().enumerate().take(LANES) {
         let d = v.direct[a.top(v.bits)];
         let is_node = d & LEAF_TAG == 0;
+        g.key[i] = a;
         g.idx[i] = d;
         g.hop[i] = d & !LEAF_TAG;
         g.offset[i] = v.bits;
         active |= u64::from(is_node) << i;
         let node = v.nodes.as_ptr().wrapping_add(d as usize).cast::<u8>();
         let hop = v.hops.as_ptr().wrapping_add(g.hop[i] as usize).cast::<u8>();
-        c.prefetch(if is_node { node } else { hop });
+        // Whether a lane needs a node is as random as the trace: a select, not a branch.
+        c.prefetch(select_unpredictable(is_node, node, hop));
     }
     g.via_leaf = active;
 }
@@ -177,21 +184,22 @@ fn enter<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, addrs: &[A], g: &
 /// Node steps for the lanes of `g` that are in nodes, round by round, until every lane is at
 /// a leaf; each step prefetches what the lane reads next.
 #[inline(always)]
-fn descend<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, addrs: &[A], g: &mut Group) {
+fn descend<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, g: &mut Group<A>) {
     let mut active = g.via_leaf;
     while active != 0 {
         let mut m = active;
         while m != 0 {
-            let i = m.trailing_zeros() as usize;
+            // A set bit of a mask of `LANES` lanes; the mask keeps the index provably in range.
+            let i = m.trailing_zeros() as usize % LANES;
             m &= m - 1;
-            let s = v.nodes[g.idx[i] as usize].step(addrs[i].chunk(g.offset[i]));
+            let s = v.nodes[g.idx[i] as usize].step(g.key[i].chunk(g.offset[i]));
             g.idx[i] = s.child;
             g.hop[i] = s.leaf;
             g.offset[i] += STRIDE;
             active &= !(u64::from(!s.is_node) << i);
             let node = v.nodes.as_ptr().wrapping_add(s.child as usize).cast::<u8>();
             let leaf = v.leaves.as_ptr().wrapping_add(s.leaf as usize).cast::<u8>();
-            c.prefetch(if s.is_node { node } else { leaf });
+            c.prefetch(select_unpredictable(s.is_node, node, leaf));
         }
     }
 }
@@ -199,11 +207,11 @@ fn descend<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, addrs: &[A], g:
 /// Reads the leaves and next hops of `g` into `out`. A lane the direct table answered reads
 /// leaf 0 instead of a branch (always present, soon cached) and ignores it.
 #[inline(always)]
-fn finish<L: LeafWord, O: Output>(v: View<'_, L>, g: &Group, out: &mut [O], miss: NextHop) {
+fn finish<A, L: LeafWord, O: Output>(v: View<'_, L>, g: &Group<A>, out: &mut [O], miss: NextHop) {
     for (i, o) in out.iter_mut().enumerate().take(g.n) {
         let via_leaf = (g.via_leaf >> i) & 1 != 0;
-        let leaf = v.leaves[if via_leaf { g.hop[i] as usize } else { 0 }].index();
-        let index = if via_leaf { leaf } else { g.hop[i] };
+        let leaf = v.leaves[select_unpredictable(via_leaf, g.hop[i], 0) as usize].index();
+        let index = select_unpredictable(via_leaf, leaf, g.hop[i]);
         *o = O::from_index(index, v.hops[index as usize], miss);
     }
 }
@@ -222,7 +230,7 @@ pub fn batch<A: Family, L: LeafWord, C: Cpu, O: Output>(
     let n = addrs.len().min(out.len());
     let groups = n.div_ceil(LANES);
     let lanes = |k: usize| k * LANES..((k + 1) * LANES).min(n);
-    let mut state = [Group::EMPTY; 2];
+    let mut state = [Group::<A>::EMPTY; 2];
     for k in 0..groups {
         let (cur, prev) = if k % 2 == 0 {
             let [a, b] = &mut state;
@@ -240,7 +248,7 @@ pub fn batch<A: Family, L: LeafWord, C: Cpu, O: Output>(
                 c.prefetch(v.direct.as_ptr().wrapping_add(a.top(v.bits)).cast());
             }
         }
-        descend(v, c, &addrs[lanes(k)], cur);
+        descend(v, c, cur);
     }
     if groups > 0 {
         finish(
