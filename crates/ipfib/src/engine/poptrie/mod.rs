@@ -181,7 +181,8 @@ impl<A: Family> Poptrie<A> {
     fn batch_into<O: walk::Output>(&self, addrs: &[A], out: &mut [O], miss: NextHop) {
         match (&self.leaves, self.cpu) {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token exists only on a CPU with the features the function enables.
+            // SAFETY: the token exists only on a CPU with the features the function enables,
+            // and every `Poptrie` satisfies the invariants the unchecked walk relies on.
             (Leaves::Narrow(l), Dispatch::X86(c)) => unsafe {
                 walk::x86::batch_x86(self.view(l), c, addrs, out, miss)
             },
@@ -190,12 +191,15 @@ impl<A: Family> Poptrie<A> {
             (Leaves::Wide(l), Dispatch::X86(c)) => unsafe {
                 walk::x86::batch_x86(self.view(l), c, addrs, out, miss)
             },
-            (Leaves::Narrow(l), Dispatch::Portable(c)) => {
+            // SAFETY: every `Poptrie` satisfies the invariants (the builder makes only such
+            // structures); the portable token checks every index anyway.
+            (Leaves::Narrow(l), Dispatch::Portable(c)) => unsafe {
                 walk::batch(self.view(l), c, addrs, out, miss)
-            }
-            (Leaves::Wide(l), Dispatch::Portable(c)) => {
+            },
+            // SAFETY: as above.
+            (Leaves::Wide(l), Dispatch::Portable(c)) => unsafe {
                 walk::batch(self.view(l), c, addrs, out, miss)
-            }
+            },
         }
     }
 
@@ -228,17 +232,24 @@ impl<A: Family> Lookup<A> for Poptrie<A> {
     fn lookup(&self, addr: A) -> Option<NextHop> {
         match (&self.leaves, self.cpu) {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token exists only on a CPU with the features the function enables.
-            (Leaves::Narrow(l), Dispatch::X86(_)) => unsafe {
-                walk::x86::answer_x86(self.view(l), addr)
+            // SAFETY: the token exists only on a CPU with the features the function enables,
+            // and every `Poptrie` satisfies the invariants the unchecked walk relies on.
+            (Leaves::Narrow(l), Dispatch::X86(c)) => unsafe {
+                walk::x86::answer_x86(self.view(l), c, addr)
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
-            (Leaves::Wide(l), Dispatch::X86(_)) => unsafe {
-                walk::x86::answer_x86(self.view(l), addr)
+            (Leaves::Wide(l), Dispatch::X86(c)) => unsafe {
+                walk::x86::answer_x86(self.view(l), c, addr)
             },
-            (Leaves::Narrow(l), Dispatch::Portable(_)) => walk::answer(self.view(l), addr),
-            (Leaves::Wide(l), Dispatch::Portable(_)) => walk::answer(self.view(l), addr),
+            // SAFETY: the portable token checks every index.
+            (Leaves::Narrow(l), Dispatch::Portable(c)) => unsafe {
+                walk::answer(self.view(l), c, addr)
+            },
+            // SAFETY: as above.
+            (Leaves::Wide(l), Dispatch::Portable(c)) => unsafe {
+                walk::answer(self.view(l), c, addr)
+            },
         }
     }
 

@@ -14,8 +14,11 @@
 //! The leaf and next-hop reads of a group are done after the next group has read its direct
 //! entries, so they too have a group's worth of work to arrive.
 //!
-//! Indexing is checked (safe code): every index comes from the structure, and the checks cost
-//! a compare and a predicted branch each (BENCHMARKS.md has the measurement).
+//! Indexing: the portable walk checks every index (safe code); the x86 walk does not (checked
+//! in debug builds), because every index comes from a structure that satisfies the
+//! invariants `validate` checks (the builder makes only such structures, and debug builds
+//! validate each one), and the checks cost instructions on a path that is
+//! instruction-bound once the misses overlap (BENCHMARKS.md).
 
 use std::hint::select_unpredictable;
 
@@ -29,6 +32,13 @@ pub const LANES: usize = 32;
 pub trait Cpu: Copy {
     /// Asks for the cache line at `p` (a hint: `p` may point anywhere, it is never read).
     fn prefetch(self, p: *const u8);
+
+    /// `&slice[i]` for an index the walk formed from the structure: checked by the portable
+    /// walk (which stays safe code), unchecked by the x86 one (checked in debug builds).
+    ///
+    /// # Safety
+    /// `i < slice.len()`.
+    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T;
 }
 
 /// Portable code: no prefetch, `count_ones` as the compiler lowers it for the baseline ISA.
@@ -38,6 +48,11 @@ pub struct Portable;
 impl Cpu for Portable {
     #[inline(always)]
     fn prefetch(self, _p: *const u8) {}
+
+    #[inline(always)]
+    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
+        &slice[i]
+    }
 }
 
 /// x86-64 with POPCNT and BMI1/2 (variable shifts without the `cl` register); holding one
@@ -65,6 +80,13 @@ impl Cpu for X86 {
         // SAFETY: SSE is part of x86-64, and a prefetch is a hint that never faults, whatever
         // the address.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
+    }
+
+    #[inline(always)]
+    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
+        debug_assert!(i < slice.len(), "walk index {i} of {}", slice.len());
+        // SAFETY: the caller guarantees `i < slice.len()`.
+        unsafe { slice.get_unchecked(i) }
     }
 }
 
@@ -106,29 +128,47 @@ impl Output for NextHop {
 }
 
 /// The next-hop index of `addr` (0 = no route).
+///
+/// # Safety
+/// `v` comes from a [`super::Poptrie`] (every one satisfies the invariants `validate`
+/// checks, so every index the walk forms is in bounds).
 #[inline(always)]
-pub fn one<A: Family, L: LeafWord>(v: View<'_, L>, addr: A) -> u32 {
-    let d = v.direct[addr.top(v.bits)];
-    if d & LEAF_TAG != 0 {
-        return d & !LEAF_TAG;
-    }
-    let mut idx = d;
-    let mut offset = v.bits;
-    loop {
-        let s = v.nodes[idx as usize].step(addr.chunk(offset));
-        if !s.is_node {
-            return v.leaves[s.leaf as usize].index();
+pub unsafe fn one<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, addr: A) -> u32 {
+    // SAFETY: `top` is below 2^s = `direct.len()`; every node index a direct entry or a
+    // step gives names a node, and every leaf position a leaf (caller's contract).
+    unsafe {
+        let d = *c.at(v.direct, addr.top(v.bits));
+        if d & LEAF_TAG != 0 {
+            return d & !LEAF_TAG;
         }
-        idx = s.child;
-        offset += STRIDE;
+        let mut idx = d;
+        let mut offset = v.bits;
+        loop {
+            let s = c.at(v.nodes, idx as usize).step(addr.chunk(offset));
+            if !s.is_node {
+                return c.at(v.leaves, s.leaf as usize).index();
+            }
+            idx = s.child;
+            offset += STRIDE;
+        }
     }
 }
 
 /// The answer for `addr`.
+///
+/// # Safety
+/// As for [`one`].
 #[inline(always)]
-pub fn answer<A: Family, L: LeafWord>(v: View<'_, L>, addr: A) -> Option<NextHop> {
-    let index = one(v, addr);
-    (index != 0).then(|| v.hops[index as usize])
+pub unsafe fn answer<A: Family, L: LeafWord, C: Cpu>(
+    v: View<'_, L>,
+    c: C,
+    addr: A,
+) -> Option<NextHop> {
+    // SAFETY: caller's contract; a next-hop index from the structure is below `hops.len()`.
+    unsafe {
+        let index = one(v, c, addr);
+        (index != 0).then(|| *c.at(v.hops, index as usize))
+    }
 }
 
 /// The walk state of one group.
@@ -138,12 +178,9 @@ struct Group<A> {
     n: usize,
     /// Per lane: the address (copied, so lane indices from a mask need no bounds check).
     key: [A; LANES],
-    /// Per lane: the next-hop index (answered by the direct table), or the leaf position.
-    hop: [u32; LANES],
-    /// Per lane: the node it reads next.
-    idx: [u32; LANES],
-    /// Per lane: the offset of that node's 6 bits.
-    offset: [u32; LANES],
+    /// Per lane: the node it reads next; once it is at a leaf, the leaf's position; for a
+    /// lane the direct table answered, the next-hop index.
+    pos: [u32; LANES],
     /// Lanes that ended in a node's leaf (the rest were answered by the direct table).
     via_leaf: u64,
 }
@@ -152,29 +189,34 @@ impl<A: Family> Group<A> {
     const EMPTY: Group<A> = Group {
         n: 0,
         key: [A::ZERO; LANES],
-        hop: [0; LANES],
-        idx: [0; LANES],
-        offset: [0; LANES],
+        pos: [0; LANES],
         via_leaf: 0,
     };
 }
 
 /// Reads the direct entries of `addrs` (`len <= LANES`) into `g` and prefetches each lane's
 /// root node, or its next hop when the direct table answered.
+///
+/// # Safety
+/// As for [`one`].
 #[inline(always)]
-fn enter<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, addrs: &[A], g: &mut Group<A>) {
+unsafe fn enter<A: Family, L: LeafWord, C: Cpu>(
+    v: View<'_, L>,
+    c: C,
+    addrs: &[A],
+    g: &mut Group<A>,
+) {
     g.n = addrs.len().min(LANES);
     let mut active = 0u64;
     for (i, &a) in addrs.iter().enumerate().take(LANES) {
-        let d = v.direct[a.top(v.bits)];
+        // SAFETY: `top` is below 2^s = `direct.len()`.
+        let d = unsafe { *c.at(v.direct, a.top(v.bits)) };
         let is_node = d & LEAF_TAG == 0;
         g.key[i] = a;
-        g.idx[i] = d;
-        g.hop[i] = d & !LEAF_TAG;
-        g.offset[i] = v.bits;
+        g.pos[i] = d & !LEAF_TAG;
         active |= u64::from(is_node) << i;
         let node = v.nodes.as_ptr().wrapping_add(d as usize).cast::<u8>();
-        let hop = v.hops.as_ptr().wrapping_add(g.hop[i] as usize).cast::<u8>();
+        let hop = v.hops.as_ptr().wrapping_add(g.pos[i] as usize).cast::<u8>();
         // Whether a lane needs a node is as random as the trace: a select, not a branch.
         c.prefetch(select_unpredictable(is_node, node, hop));
     }
@@ -182,45 +224,68 @@ fn enter<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, addrs: &[A], g: &
 }
 
 /// Node steps for the lanes of `g` that are in nodes, round by round, until every lane is at
-/// a leaf; each step prefetches what the lane reads next.
+/// a leaf; each step prefetches what the lane reads next. All lanes enter together and each
+/// round moves every lane still in a node down one level, so the round gives the offset.
+///
+/// # Safety
+/// As for [`one`], and `g` was filled by [`enter`].
 #[inline(always)]
-fn descend<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, g: &mut Group<A>) {
+unsafe fn descend<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, g: &mut Group<A>) {
     let mut active = g.via_leaf;
+    let mut offset = v.bits;
     while active != 0 {
         let mut m = active;
         while m != 0 {
-            // A set bit of a mask of `LANES` lanes; the mask keeps the index provably in range.
+            // A set bit of a mask of `LANES` lanes; the `%` keeps the index provably in range.
             let i = m.trailing_zeros() as usize % LANES;
             m &= m - 1;
-            let s = v.nodes[g.idx[i] as usize].step(g.key[i].chunk(g.offset[i]));
-            g.idx[i] = s.child;
-            g.hop[i] = s.leaf;
-            g.offset[i] += STRIDE;
+            // SAFETY: the lane is active, so `pos` is a node index (caller's contract).
+            let s = unsafe { c.at(v.nodes, g.pos[i] as usize) }.step(g.key[i].chunk(offset));
+            g.pos[i] = select_unpredictable(s.is_node, s.child, s.leaf);
             active &= !(u64::from(!s.is_node) << i);
             let node = v.nodes.as_ptr().wrapping_add(s.child as usize).cast::<u8>();
             let leaf = v.leaves.as_ptr().wrapping_add(s.leaf as usize).cast::<u8>();
             c.prefetch(select_unpredictable(s.is_node, node, leaf));
         }
+        offset += STRIDE;
     }
 }
 
 /// Reads the leaves and next hops of `g` into `out`. A lane the direct table answered reads
 /// leaf 0 instead of a branch (always present, soon cached) and ignores it.
+///
+/// # Safety
+/// As for [`one`], and `g` went through [`descend`].
 #[inline(always)]
-fn finish<A, L: LeafWord, O: Output>(v: View<'_, L>, g: &Group<A>, out: &mut [O], miss: NextHop) {
+unsafe fn finish<A, L: LeafWord, C: Cpu, O: Output>(
+    v: View<'_, L>,
+    c: C,
+    g: &Group<A>,
+    out: &mut [O],
+    miss: NextHop,
+) {
     for (i, o) in out.iter_mut().enumerate().take(g.n) {
         let via_leaf = (g.via_leaf >> i) & 1 != 0;
-        let leaf = v.leaves[select_unpredictable(via_leaf, g.hop[i], 0) as usize].index();
-        let index = select_unpredictable(via_leaf, leaf, g.hop[i]);
-        *o = O::from_index(index, v.hops[index as usize], miss);
+        // SAFETY: a lane that went through a node holds a leaf position; leaf 0 exists; the
+        // index a leaf or a direct entry holds is below `hops.len()` (caller's contract).
+        unsafe {
+            let leaf = c
+                .at(v.leaves, select_unpredictable(via_leaf, g.pos[i], 0) as usize)
+                .index();
+            let index = select_unpredictable(via_leaf, leaf, g.pos[i]);
+            *o = O::from_index(index, *c.at(v.hops, index as usize), miss);
+        }
     }
 }
 
 /// A batch: `out[i]` gets the answer for `addrs[i]` (the shorter slice bounds the work).
 /// Group `k` enters while group `k - 1` waits for its leaves, then group `k - 1` finishes,
 /// the direct entries of group `k + 1` are prefetched, and group `k` descends.
+///
+/// # Safety
+/// As for [`one`].
 #[inline(always)]
-pub fn batch<A: Family, L: LeafWord, C: Cpu, O: Output>(
+pub unsafe fn batch<A: Family, L: LeafWord, C: Cpu, O: Output>(
     v: View<'_, L>,
     c: C,
     addrs: &[A],
@@ -232,31 +297,26 @@ pub fn batch<A: Family, L: LeafWord, C: Cpu, O: Output>(
     let lanes = |k: usize| k * LANES..((k + 1) * LANES).min(n);
     let mut state = [Group::<A>::EMPTY; 2];
     for k in 0..groups {
-        let (cur, prev) = if k % 2 == 0 {
-            let [a, b] = &mut state;
-            (a, b)
-        } else {
-            let [a, b] = &mut state;
-            (b, a)
-        };
-        enter(v, c, &addrs[lanes(k)], cur);
-        if k > 0 {
-            finish(v, prev, &mut out[lanes(k - 1)], miss);
-        }
-        if k + 1 < groups {
-            for a in &addrs[lanes(k + 1)] {
-                c.prefetch(v.direct.as_ptr().wrapping_add(a.top(v.bits)).cast());
+        let [a, b] = &mut state;
+        let (cur, prev) = if k % 2 == 0 { (a, b) } else { (b, a) };
+        // SAFETY: caller's contract; each group enters, descends and finishes in order.
+        unsafe {
+            enter(v, c, &addrs[lanes(k)], cur);
+            if k > 0 {
+                finish(v, c, prev, &mut out[lanes(k - 1)], miss);
             }
+            if k + 1 < groups {
+                for a in &addrs[lanes(k + 1)] {
+                    c.prefetch(v.direct.as_ptr().wrapping_add(a.top(v.bits)).cast());
+                }
+            }
+            descend(v, c, cur);
         }
-        descend(v, c, cur);
     }
     if groups > 0 {
-        finish(
-            v,
-            &state[(groups - 1) % 2],
-            &mut out[lanes(groups - 1)],
-            miss,
-        );
+        let last = &state[(groups - 1) % 2];
+        // SAFETY: as above.
+        unsafe { finish(v, c, last, &mut out[lanes(groups - 1)], miss) };
     }
 }
 
@@ -267,20 +327,32 @@ pub mod x86 {
     use super::*;
 
     /// [`batch`] with the features enabled.
+    ///
+    /// # Safety
+    /// As for [`one`] (the token proves the CPU features).
     #[target_feature(enable = "popcnt,bmi1,bmi2")]
-    pub fn batch_x86<A: Family, L: LeafWord, O: Output>(
+    pub unsafe fn batch_x86<A: Family, L: LeafWord, O: Output>(
         v: View<'_, L>,
         c: X86,
         addrs: &[A],
         out: &mut [O],
         miss: NextHop,
     ) {
-        batch(v, c, addrs, out, miss)
+        // SAFETY: caller's contract.
+        unsafe { batch(v, c, addrs, out, miss) }
     }
 
     /// [`answer`] with the features enabled.
+    ///
+    /// # Safety
+    /// As for [`one`].
     #[target_feature(enable = "popcnt,bmi1,bmi2")]
-    pub fn answer_x86<A: Family, L: LeafWord>(v: View<'_, L>, addr: A) -> Option<NextHop> {
-        answer(v, addr)
+    pub unsafe fn answer_x86<A: Family, L: LeafWord>(
+        v: View<'_, L>,
+        c: X86,
+        addr: A,
+    ) -> Option<NextHop> {
+        // SAFETY: caller's contract.
+        unsafe { answer(v, c, addr) }
     }
 }
