@@ -5,7 +5,7 @@
 //!
 //! `taskset -c 1 cargo run --release -p ipfib --example poptrie_speed -- FILE`
 //! (`N` trace length, default 2^21; `ROUNDS`, default 7; `BITS`; `SINGLE=1` adds single
-//! lookups).
+//! lookups; `TRACE=matched` or `uniform` runs one trace only, e.g. under callgrind).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -84,7 +84,12 @@ fn run<A: Family>(table: &RouteTable<A>, default_bits: &str) {
         );
         engines.push((format!("poptrie s={s}"), Box::new(p)));
     }
-    for kind in [TraceKind::Matched, TraceKind::Uniform] {
+    let kinds = match std::env::var("TRACE").as_deref() {
+        Ok("matched") => vec![TraceKind::Matched],
+        Ok("uniform") => vec![TraceKind::Uniform],
+        _ => vec![TraceKind::Matched, TraceKind::Uniform],
+    };
+    for kind in kinds {
         let trace = ipfib_gen::trace(table, kind, n, 1);
         let mut out = vec![0u32; trace.len()];
         let mut batch = vec![Vec::new(); engines.len()];

@@ -214,8 +214,12 @@ impl<A: Family> Poptrie<A> {
 }
 
 impl<A: Family> Build<A> for Poptrie<A> {
+    /// An empty table gets a 2-entry direct table: a dual-stack `Fib` of one family would
+    /// otherwise carry 1 MiB of "no route" for the other.
     fn build(table: &RouteTable<A>, options: &BuildOptions) -> Result<Self, BuildError> {
-        let bits = if A::BITS == 32 {
+        let bits = if table.is_empty() {
+            1
+        } else if A::BITS == 32 {
             DIRECT_BITS_V4
         } else {
             DIRECT_BITS_V6

@@ -270,7 +270,10 @@ unsafe fn finish<A, L: LeafWord, C: Cpu, O: Output>(
         // index a leaf or a direct entry holds is below `hops.len()` (caller's contract).
         unsafe {
             let leaf = c
-                .at(v.leaves, select_unpredictable(via_leaf, g.pos[i], 0) as usize)
+                .at(
+                    v.leaves,
+                    select_unpredictable(via_leaf, g.pos[i], 0) as usize,
+                )
                 .index();
             let index = select_unpredictable(via_leaf, leaf, g.pos[i]);
             *o = O::from_index(index, *c.at(v.hops, index as usize), miss);
