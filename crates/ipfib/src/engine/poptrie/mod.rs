@@ -38,6 +38,11 @@ pub const DIRECT_BITS_V4: u32 = 18;
 /// Direct-table width for IPv6, chosen by measurement on the real tables (BENCHMARKS.md).
 pub const DIRECT_BITS_V6: u32 = 18;
 
+/// The deepest trie (node levels below the direct table) whose batches run as a stream of
+/// single walks: every IPv4 trie with `s = 18` (3 levels), no real IPv6 one (8 levels on
+/// dfz10, where interleaved groups are 1.5–2.5x faster; BENCHMARKS.md).
+pub const STREAM_LEVELS: usize = 3;
+
 /// The widest direct table allowed (2^24 entries, 64 MiB).
 pub const MAX_DIRECT_BITS: u32 = 24;
 
@@ -71,6 +76,11 @@ pub struct Poptrie<A: Family> {
     hops: Box<[NextHop]>,
     /// Nodes per level below the direct table.
     levels: Vec<usize>,
+    /// Batches run as a stream of prefetched single walks (`walk::stream`) instead of
+    /// interleaved groups (`walk::batch`): set for tries of at most [`STREAM_LEVELS`] node
+    /// levels, where the out-of-order core overlaps single walks as well as the groups do
+    /// with a fifth of the instructions.
+    stream: bool,
     cpu: Dispatch,
     family: PhantomData<A>,
 }
@@ -136,6 +146,7 @@ impl<A: Family> Poptrie<A> {
             Leaves::Wide(leaves.into_boxed_slice())
         };
         let trie = Poptrie {
+            stream: built.levels.len() <= STREAM_LEVELS,
             bits: direct_bits,
             direct: built.direct.into_boxed_slice(),
             nodes: built.nodes.into_boxed_slice(),
@@ -184,21 +195,37 @@ impl<A: Family> Poptrie<A> {
             // SAFETY: the token exists only on a CPU with the features the function enables,
             // and every `Poptrie` satisfies the invariants the unchecked walk relies on.
             (Leaves::Narrow(l), Dispatch::X86(c)) => unsafe {
-                walk::x86::batch_x86(self.view(l), c, addrs, out, miss)
+                if self.stream {
+                    walk::x86::stream_x86(self.view(l), c, addrs, out, miss)
+                } else {
+                    walk::x86::batch_x86(self.view(l), c, addrs, out, miss)
+                }
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             (Leaves::Wide(l), Dispatch::X86(c)) => unsafe {
-                walk::x86::batch_x86(self.view(l), c, addrs, out, miss)
+                if self.stream {
+                    walk::x86::stream_x86(self.view(l), c, addrs, out, miss)
+                } else {
+                    walk::x86::batch_x86(self.view(l), c, addrs, out, miss)
+                }
             },
             // SAFETY: every `Poptrie` satisfies the invariants (the builder makes only such
             // structures); the portable token checks every index anyway.
             (Leaves::Narrow(l), Dispatch::Portable(c)) => unsafe {
-                walk::batch(self.view(l), c, addrs, out, miss)
+                if self.stream {
+                    walk::stream(self.view(l), c, addrs, out, miss)
+                } else {
+                    walk::batch(self.view(l), c, addrs, out, miss)
+                }
             },
             // SAFETY: as above.
             (Leaves::Wide(l), Dispatch::Portable(c)) => unsafe {
-                walk::batch(self.view(l), c, addrs, out, miss)
+                if self.stream {
+                    walk::stream(self.view(l), c, addrs, out, miss)
+                } else {
+                    walk::batch(self.view(l), c, addrs, out, miss)
+                }
             },
         }
     }
@@ -303,6 +330,14 @@ impl<A: Family> Lookup<A> for Poptrie<A> {
             ),
             Detail::count("next_hops", self.hops.len() - 1),
             Detail::text("walk", self.cpu.name()),
+            Detail::text(
+                "batch_walk",
+                if self.stream {
+                    "prefetched singles"
+                } else {
+                    "interleaved groups"
+                },
+            ),
         ];
         details.extend(
             self.bytes_of_parts()

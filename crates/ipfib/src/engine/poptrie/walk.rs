@@ -4,7 +4,11 @@
 //! leaf, then the leaf and the next hop: the depth varies with the address, so the walk is a
 //! loop with a data-dependent exit.
 //!
-//! The batched walk overlaps the cache misses of [`LANES`] lookups. A *group* of lanes reads
+//! Batches take one of two walks, chosen per table when it is built (`Poptrie::stream`):
+//! [`stream`], single walks with each direct entry prefetched [`AHEAD`] addresses early, for
+//! shallow tries (IPv4), and [`batch`], interleaved groups, for deep ones (IPv6).
+//!
+//! The interleaved walk overlaps the cache misses of [`LANES`] lookups. A *group* of lanes reads
 //! its direct entries (prefetched one group earlier), then takes node steps round by round:
 //! each round visits only the lanes still inside nodes (a bit mask, iterated with
 //! `trailing_zeros`, so a lane that finished costs nothing and there is no per-lane branch on
@@ -323,6 +327,37 @@ pub unsafe fn batch<A: Family, L: LeafWord, C: Cpu, O: Output>(
     }
 }
 
+/// How far ahead [`stream`] prefetches direct-table entries.
+const AHEAD: usize = 16;
+
+/// A batch as a stream of single walks, each address's direct entry prefetched [`AHEAD`]
+/// addresses early: a fifth of the instructions of [`batch`], and the out-of-order core
+/// overlaps the walks as long as their branches predict, which they do when most addresses
+/// end in the direct table.
+///
+/// # Safety
+/// As for [`one`].
+#[inline(always)]
+pub unsafe fn stream<A: Family, L: LeafWord, C: Cpu, O: Output>(
+    v: View<'_, L>,
+    c: C,
+    addrs: &[A],
+    out: &mut [O],
+    miss: NextHop,
+) {
+    let n = addrs.len().min(out.len());
+    for i in 0..n {
+        if let Some(a) = addrs.get(i + AHEAD) {
+            c.prefetch(v.direct.as_ptr().wrapping_add(a.top(v.bits)).cast());
+        }
+        // SAFETY: caller's contract.
+        unsafe {
+            let index = one(v, c, addrs[i]);
+            out[i] = O::from_index(index, *c.at(v.hops, index as usize), miss);
+        }
+    }
+}
+
 /// The walks compiled with POPCNT and BMI enabled, so `count_ones` is one instruction and the
 /// node steps inline.
 #[cfg(target_arch = "x86_64")]
@@ -343,6 +378,22 @@ pub mod x86 {
     ) {
         // SAFETY: caller's contract.
         unsafe { batch(v, c, addrs, out, miss) }
+    }
+
+    /// [`stream`] with the features enabled.
+    ///
+    /// # Safety
+    /// As for [`one`].
+    #[target_feature(enable = "popcnt,bmi1,bmi2")]
+    pub unsafe fn stream_x86<A: Family, L: LeafWord, O: Output>(
+        v: View<'_, L>,
+        c: X86,
+        addrs: &[A],
+        out: &mut [O],
+        miss: NextHop,
+    ) {
+        // SAFETY: caller's contract.
+        unsafe { stream(v, c, addrs, out, miss) }
     }
 
     /// [`answer`] with the features enabled.
