@@ -38,10 +38,31 @@ pub const DIRECT_BITS_V4: u32 = 18;
 /// Direct-table width for IPv6, chosen by measurement on the real tables (BENCHMARKS.md).
 pub const DIRECT_BITS_V6: u32 = 18;
 
-/// The deepest trie (node levels below the direct table) whose batches run as a stream of
-/// single walks: every IPv4 trie with `s = 18` (3 levels), no real IPv6 one (8 levels on
+/// The deepest trie (node levels below the direct table) whose batches may run as a stream
+/// of single walks: every IPv4 trie with `s = 18` (3 levels), no real IPv6 one (8 levels on
 /// dfz10, where interleaved groups are 1.5–2.5x faster; BENCHMARKS.md).
 pub const STREAM_LEVELS: usize = 3;
+
+/// Addresses at the start of a batch whose direct entries pick the walk of a shallow trie.
+const SAMPLE: usize = 64;
+
+/// Which walk a batch takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BatchWalk {
+    /// Interleaved groups (`walk::batch`): deep tries.
+    Groups,
+    /// A stream of prefetched single walks (`walk::stream`); chosen per batch by
+    /// `Adaptive`, forced by the tests.
+    #[cfg_attr(not(test), allow(dead_code))]
+    Stream,
+    /// Per batch: the stream when at most a quarter of the first [`SAMPLE`] addresses need a
+    /// node (the single walks' branches then predict, and the stream does the work with a
+    /// fraction of the instructions), else the groups. Shallow tries. Measured on IPv4
+    /// (BENCHMARKS.md): uniform traces (7–13 % of lookups through a node) 1.12–1.15x vs
+    /// 0.89–0.95x PlanB with the stream and the groups on bart-tier1; a matched trace (47 %)
+    /// 0.52x vs 0.80x.
+    Adaptive,
+}
 
 /// The widest direct table allowed (2^24 entries, 64 MiB).
 pub const MAX_DIRECT_BITS: u32 = 24;
@@ -76,11 +97,9 @@ pub struct Poptrie<A: Family> {
     hops: Box<[NextHop]>,
     /// Nodes per level below the direct table.
     levels: Vec<usize>,
-    /// Batches run as a stream of prefetched single walks (`walk::stream`) instead of
-    /// interleaved groups (`walk::batch`): set for tries of at most [`STREAM_LEVELS`] node
-    /// levels, where the out-of-order core overlaps single walks as well as the groups do
-    /// with a fifth of the instructions.
-    stream: bool,
+    /// The batch walk: adaptive for tries of at most [`STREAM_LEVELS`] node levels, where
+    /// the out-of-order core can overlap single walks, the interleaved groups otherwise.
+    batch_walk: BatchWalk,
     cpu: Dispatch,
     family: PhantomData<A>,
 }
@@ -146,7 +165,11 @@ impl<A: Family> Poptrie<A> {
             Leaves::Wide(leaves.into_boxed_slice())
         };
         let trie = Poptrie {
-            stream: built.levels.len() <= STREAM_LEVELS,
+            batch_walk: if built.levels.len() <= STREAM_LEVELS {
+                BatchWalk::Adaptive
+            } else {
+                BatchWalk::Groups
+            },
             bits: direct_bits,
             direct: built.direct.into_boxed_slice(),
             nodes: built.nodes.into_boxed_slice(),
@@ -189,13 +212,29 @@ impl<A: Family> Poptrie<A> {
         }
     }
 
+    /// Whether a batch of `addrs` takes the stream walk (see [`BatchWalk`]).
+    fn streams(&self, addrs: &[A]) -> bool {
+        match self.batch_walk {
+            BatchWalk::Groups => false,
+            BatchWalk::Stream => true,
+            BatchWalk::Adaptive => {
+                let sample = &addrs[..addrs.len().min(SAMPLE)];
+                let through_node = sample
+                    .iter()
+                    .filter(|a| self.direct[a.top(self.bits)] & layout::LEAF_TAG == 0)
+                    .count();
+                through_node * 4 <= sample.len()
+            }
+        }
+    }
+
     fn batch_into<O: walk::Output>(&self, addrs: &[A], out: &mut [O], miss: NextHop) {
         match (&self.leaves, self.cpu) {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the token exists only on a CPU with the features the function enables,
             // and every `Poptrie` satisfies the invariants the unchecked walk relies on.
             (Leaves::Narrow(l), Dispatch::X86(c)) => unsafe {
-                if self.stream {
+                if self.streams(addrs) {
                     walk::x86::stream_x86(self.view(l), c, addrs, out, miss)
                 } else {
                     walk::x86::batch_x86(self.view(l), c, addrs, out, miss)
@@ -204,7 +243,7 @@ impl<A: Family> Poptrie<A> {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             (Leaves::Wide(l), Dispatch::X86(c)) => unsafe {
-                if self.stream {
+                if self.streams(addrs) {
                     walk::x86::stream_x86(self.view(l), c, addrs, out, miss)
                 } else {
                     walk::x86::batch_x86(self.view(l), c, addrs, out, miss)
@@ -213,7 +252,7 @@ impl<A: Family> Poptrie<A> {
             // SAFETY: every `Poptrie` satisfies the invariants (the builder makes only such
             // structures); the portable token checks every index anyway.
             (Leaves::Narrow(l), Dispatch::Portable(c)) => unsafe {
-                if self.stream {
+                if self.streams(addrs) {
                     walk::stream(self.view(l), c, addrs, out, miss)
                 } else {
                     walk::batch(self.view(l), c, addrs, out, miss)
@@ -221,7 +260,7 @@ impl<A: Family> Poptrie<A> {
             },
             // SAFETY: as above.
             (Leaves::Wide(l), Dispatch::Portable(c)) => unsafe {
-                if self.stream {
+                if self.streams(addrs) {
                     walk::stream(self.view(l), c, addrs, out, miss)
                 } else {
                     walk::batch(self.view(l), c, addrs, out, miss)
@@ -332,10 +371,10 @@ impl<A: Family> Lookup<A> for Poptrie<A> {
             Detail::text("walk", self.cpu.name()),
             Detail::text(
                 "batch_walk",
-                if self.stream {
-                    "prefetched singles"
-                } else {
-                    "interleaved groups"
+                match self.batch_walk {
+                    BatchWalk::Groups => "interleaved groups",
+                    BatchWalk::Stream => "prefetched singles",
+                    BatchWalk::Adaptive => "prefetched singles or groups, per batch",
                 },
             ),
         ];

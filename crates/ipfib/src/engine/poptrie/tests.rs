@@ -48,16 +48,16 @@ fn check_with<A: Family>(table: &RouteTable<A>, probes: &[A], bits: u32) {
         t.lookup_batch(&many, &mut out).unwrap();
         assert_eq!(out, want_many, "{label}: batch");
         let want_raw: Vec<NextHop> = want_many.iter().map(|w| w.unwrap_or(0xdead_beef)).collect();
-        // Both batch walks, whichever the build picked.
-        let mut other = t.clone();
-        other.stream = !t.stream;
-        for t in [&t, &other] {
+        // Every batch walk, whichever the build picked.
+        for walk in [BatchWalk::Groups, BatchWalk::Stream, BatchWalk::Adaptive] {
+            let mut t = t.clone();
+            t.batch_walk = walk;
             let mut raw = vec![7; many.len()];
             t.lookup_batch_raw(&many, &mut raw, 0xdead_beef).unwrap();
-            assert_eq!(raw, want_raw, "{label}: raw batch, stream {}", t.stream);
+            assert_eq!(raw, want_raw, "{label}: raw batch, {walk:?}");
             let mut out = vec![Some(0x5eed); many.len()];
             t.lookup_batch(&many, &mut out).unwrap();
-            assert_eq!(out, want_many, "{label}: batch, stream {}", t.stream);
+            assert_eq!(out, want_many, "{label}: batch, {walk:?}");
         }
     }
 }
