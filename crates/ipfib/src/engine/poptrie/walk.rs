@@ -4,9 +4,10 @@
 //! leaf, then the leaf and the next hop: the depth varies with the address, so the walk is a
 //! loop with a data-dependent exit.
 //!
-//! Batches take one of two walks, chosen per table when it is built (`Poptrie::stream`):
-//! [`stream`], single walks with each direct entry prefetched [`AHEAD`] addresses early, for
-//! shallow tries (IPv4), and [`batch`], interleaved groups, for deep ones (IPv6).
+//! Batches take one of two walks (`BatchWalk` in the parent module): [`batch`], interleaved
+//! groups, always for deep tries (IPv6), and for shallow ones (IPv4) when many addresses need
+//! a node; [`stream`], single walks with each direct entry prefetched [`AHEAD`] addresses
+//! early, for shallow tries when most addresses end in the direct table.
 //!
 //! The interleaved walk overlaps the cache misses of [`LANES`] lookups. A *group* of lanes reads
 //! its direct entries (prefetched one group earlier), then takes node steps round by round:
