@@ -30,6 +30,7 @@
 mod absent;
 mod backend;
 pub mod planb;
+pub mod poptrie;
 pub mod reference;
 mod registry;
 

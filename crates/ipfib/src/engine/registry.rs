@@ -5,6 +5,7 @@ use std::any::Any;
 use std::fmt;
 
 use super::planb::PlanB;
+use super::poptrie::Poptrie;
 use super::reference::Reference;
 use super::{Build, BuildOptions, Lookup};
 use crate::addr::Address;
@@ -17,6 +18,10 @@ static ENGINES: &[EngineInfo] = &[
     EngineInfo::new::<PlanB<u32>, PlanB<u128>>(
         "planb",
         "elementary intervals in pointer-free cache-line B+-trees with SIMD node search",
+    ),
+    EngineInfo::new::<Poptrie<u32>, Poptrie<u128>>(
+        "poptrie",
+        "64-ary popcount trie with leaf compression and a direct table (Asai & Ohara, SIGCOMM '15)",
     ),
     EngineInfo::new::<Reference<u32>, Reference<u128>>(
         "reference",
