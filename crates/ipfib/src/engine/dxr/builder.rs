@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::format::{encode_chunk, Entry, Form, MAX_FIELD, TAIL};
+use super::format::{encode_chunk, Entry, Form, DUMMY, MAX_FIELD, TAIL};
 use crate::error::BuildError;
 use crate::interval::Intervals;
 use crate::route_table::{NextHop, RouteTable};
@@ -40,6 +40,8 @@ pub struct Stats {
     pub long_ranges: usize,
     pub wide_ranges: usize,
     pub max_ranges: usize,
+    /// The largest chunk's halvings from a fence block to a window.
+    pub max_extra: u32,
 }
 
 /// The built arrays.
@@ -47,6 +49,8 @@ pub struct Parts {
     pub direct: Vec<u32>,
     pub ranges: Vec<u8>,
     pub hops: Vec<NextHop>,
+    /// Indices need 32 bits: every chunk is [`Form::Wide`].
+    pub wide: bool,
     pub stats: Stats,
 }
 
@@ -78,7 +82,8 @@ pub fn build(
         ..Stats::default()
     };
     let mut direct = Vec::with_capacity(1 << k);
-    let mut ranges: Vec<u8> = Vec::new();
+    let wide = hops.len() > 1 << 16;
+    let mut ranges: Vec<u8> = DUMMY.to_vec();
     let mut stored: HashMap<Vec<u8>, usize> = HashMap::new();
     let (mut offs, mut idxs) = (Vec::new(), Vec::new());
     // `i`: the interval containing the current chunk's first address.
@@ -106,22 +111,23 @@ pub fn build(
             direct.push(Entry::resolved(idxs[0]).0);
             continue;
         }
-        let form = if offs.iter().all(|&o| o % (1 << shift) == 0) && idxs.iter().all(|&h| h < 256) {
+        let form = if wide {
+            stats.wide_chunks += 1;
+            stats.wide_ranges += n;
+            Form::Wide
+        } else if offs.iter().all(|&o| o % (1 << shift) == 0) && idxs.iter().all(|&h| h < 256) {
             offs.iter_mut().for_each(|o| *o >>= shift);
             stats.short_chunks += 1;
             stats.short_ranges += n;
             Form::Short
-        } else if idxs.iter().all(|&h| h <= u32::from(u16::MAX)) {
+        } else {
             stats.long_chunks += 1;
             stats.long_ranges += n;
             Form::Long
-        } else {
-            stats.wide_chunks += 1;
-            stats.wide_ranges += n;
-            Form::Wide
         };
         stats.max_ranges = stats.max_ranges.max(n);
-        let bytes = encode_chunk(&offs, &idxs, form);
+        stats.max_extra = stats.max_extra.max(super::format::extra_for(n));
+        let bytes = encode_chunk(&offs, &idxs, form, shift);
         let units = match stored.get(&bytes) {
             Some(&u) => u,
             None => {
@@ -148,6 +154,7 @@ pub fn build(
         direct,
         ranges,
         hops,
+        wide,
         stats,
     })
 }

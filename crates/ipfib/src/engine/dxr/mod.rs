@@ -102,6 +102,11 @@ pub struct Dxr<P: Preset> {
     ranges: Box<[u8]>,
     /// Next hop of each index; index 0 ("no route") holds a placeholder.
     hops: Box<[NextHop]>,
+    /// Next-hop indices are 32-bit (every chunk [`format::Form::Wide`]).
+    wide: bool,
+    /// Halving steps every lookup takes after the fence search: enough to bring the longest
+    /// chunk's blocks to a window (0 unless a chunk has over 1,024 ranges).
+    steps: u32,
     stats: Stats,
     dispatch: Dispatch,
     preset: PhantomData<P>,
@@ -120,6 +125,8 @@ impl<P: Preset> Dxr<P> {
             direct: parts.direct.into_boxed_slice(),
             ranges: parts.ranges.into_boxed_slice(),
             hops: parts.hops.into_boxed_slice(),
+            wide: parts.wide,
+            steps: parts.stats.max_extra,
             stats: parts.stats,
             dispatch: Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
                 backend: backend.name(),
@@ -151,8 +158,11 @@ impl<P: Preset> Dxr<P> {
         if self.hops.is_empty() || self.hops.len() > format::MAX_FIELD + 1 {
             return Err(format!("{} next-hop slots", self.hops.len()));
         }
-        if self.ranges.len() < format::TAIL {
-            return Err("range array without its tail".into());
+        if self.ranges.len() < format::TAIL || self.ranges[..16] != format::DUMMY {
+            return Err("range array without its dummy chunk or tail".into());
+        }
+        if !self.wide && self.hops.len() > 1 << 16 {
+            return Err("16-bit indices for over 65,536 next-hop slots".into());
         }
         let mut seen = std::collections::HashSet::new();
         for (c, &e) in self.direct.iter().enumerate() {
@@ -162,8 +172,13 @@ impl<P: Preset> Dxr<P> {
                     return Err(format!("chunk {c}: next-hop index past the table"));
                 }
             } else if seen.insert(e) {
-                format::check_chunk(&self.ranges, e, 32 - P::K, 24 - P::K, self.hops.len())
+                let bits = (32 - P::K, 24 - P::K);
+                format::check_chunk(&self.ranges, e, self.wide, bits, self.hops.len())
                     .map_err(|m| format!("chunk {c}: {m}"))?;
+                let extra = format::Chunk::of(&self.ranges, e, self.wide).map_or(0, |c| c.extra);
+                if extra > self.steps {
+                    return Err(format!("chunk {c}: {extra} halvings, over {}", self.steps));
+                }
             }
         }
         Ok(())
@@ -191,17 +206,22 @@ impl<P: Preset> Dxr<P> {
         let line = |p: *const u8| p as usize / 64;
         let mut lines = vec![line(self.direct[chunk..].as_ptr().cast())];
         let e = Entry(self.direct[chunk]);
-        let hop = match format::Chunk::of(&self.ranges, e).filter(|_| !e.is_resolved()) {
+        let chunk = format::Chunk::of(&self.ranges, e, self.wide).filter(|_| !e.is_resolved());
+        let hop = match chunk {
             None => e.hop(),
             Some(c) => {
                 let byte = |i: usize| line(self.ranges[i..].as_ptr());
                 let shift = 24 - P::K;
                 let start = |i: usize| c.start(i, shift).expect("valid");
                 let x = addr & ((1 << (32 - P::K)) - 1);
-                let w = c.form.widths().0;
-                lines.push(byte(c.at - 4));
-                let (mut lo, mut len) = (0, c.n);
-                while len > 64 / w {
+                lines.push(byte(c.fences_at - 4));
+                lines.push(byte(c.fences_at + 2 * c.fences - 1));
+                let fenced = (0..c.fences)
+                    .filter(|&j| c.fence(j).expect("valid") <= x)
+                    .count();
+                let mut lo = (fenced - 1) * (format::WINDOW << c.extra);
+                let mut len = (c.n - lo).min(format::WINDOW << c.extra);
+                for _ in 0..self.steps {
                     let half = len / 2;
                     lines.push(byte(c.start_at(lo + half)));
                     if start(lo + half) <= x {
@@ -286,6 +306,7 @@ impl<P: Preset> Lookup<u32> for Dxr<P> {
             Detail::count("long_ranges", s.long_ranges),
             Detail::count("wide_ranges", s.wide_ranges),
             Detail::count("longest_chunk", s.max_ranges),
+            Detail::count("halving_steps", self.steps as usize),
             Detail::bytes("direct_bytes", std::mem::size_of_val(&*self.direct)),
             Detail::bytes("range_bytes", self.ranges.len()),
             Detail::bytes("next_hop_bytes", std::mem::size_of_val(&*self.hops)),

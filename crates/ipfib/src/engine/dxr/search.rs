@@ -1,5 +1,7 @@
-//! Range search inside one 64-byte window: how many of the first `n` starts are `<= x`, for
-//! 64 short (`u8`) or 32 long (`u16`) starts, per SIMD backend.
+//! Range search inside one 64-byte window: how many of the first `n <= 32` starts are `<= x`,
+//! short (`u8`) or long (`u16`), per SIMD backend. The SIMD backends compare both widths and
+//! pick the count with a select, so a batch whose lanes mix short and long chunks does not
+//! branch on the width.
 //!
 //! As in PlanB's node search, each SIMD backend is a zero-sized token that only run-time CPU
 //! detection makes, so holding one proves the instructions exist; the walk is compiled once
@@ -11,11 +13,9 @@ use crate::engine::Backend;
 
 /// One backend's window search and memory access.
 pub trait Search: Copy {
-    /// How many of the first `n` (`1..=64`) bytes of `w` are `<= x`.
-    fn count_le8(self, w: &[u8; 64], n: usize, x: u8) -> usize;
-
-    /// How many of the first `n` (`1..=32`) little-endian `u16`s of `w` are `<= x`.
-    fn count_le16(self, w: &[u8; 64], n: usize, x: u16) -> usize;
+    /// How many of the first `n` (`1..=32`) starts of `w` are `<=` the query: little-endian
+    /// `u16`s against `x16` when `long`, else bytes against `x8`.
+    fn count(self, w: &[u8; 64], n: usize, long: bool, x16: u16, x8: u8) -> usize;
 
     /// The 64 bytes of `bytes` from `at`.
     ///
@@ -39,14 +39,12 @@ pub trait Search: Copy {
     fn prefetch<T>(self, p: *const T);
 }
 
-/// The mask of the first `n` bits (`n <= 64`).
+/// The mask of the first `n` bits (`1 <= n <= 64`): one shift (BMI2's `shrx` in the SIMD
+/// walks), no select.
 #[inline(always)]
 fn first(n: usize) -> u64 {
-    if n >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << n) - 1
-    }
+    debug_assert!((1..=64).contains(&n));
+    u64::MAX >> (64 - n)
 }
 
 /// Portable search with checked accesses.
@@ -55,16 +53,15 @@ pub struct Scalar;
 
 impl Search for Scalar {
     #[inline(always)]
-    fn count_le8(self, w: &[u8; 64], n: usize, x: u8) -> usize {
-        w[..n].iter().filter(|&&b| b <= x).count()
-    }
-
-    #[inline(always)]
-    fn count_le16(self, w: &[u8; 64], n: usize, x: u16) -> usize {
-        w.chunks_exact(2)
-            .take(n)
-            .filter(|b| u16::from_le_bytes([b[0], b[1]]) <= x)
-            .count()
+    fn count(self, w: &[u8; 64], n: usize, long: bool, x16: u16, x8: u8) -> usize {
+        if long {
+            w.chunks_exact(2)
+                .take(n)
+                .filter(|b| u16::from_le_bytes([b[0], b[1]]) <= x16)
+                .count()
+        } else {
+            w[..n].iter().filter(|&&b| b <= x8).count()
+        }
     }
 
     #[inline(always)]
@@ -120,36 +117,28 @@ mod x86 {
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
     }
 
-    /// Proof that the CPU has AVX-512F, AVX-512BW and POPCNT.
+    /// Proof that the CPU has AVX-512F, AVX-512BW, POPCNT and BMI2 (every AVX-512 CPU has
+    /// BMI2; the walk's variable shifts are one `shlx`/`shrx` each with it).
     #[derive(Clone, Copy, Debug)]
     pub struct Avx512(());
 
     impl Avx512 {
         pub fn new() -> Option<Self> {
-            crate::engine::Backend::Avx512
-                .is_available()
+            (crate::engine::Backend::Avx512.is_available() && is_x86_feature_detected!("bmi2"))
                 .then_some(Avx512(()))
         }
     }
 
     impl Search for Avx512 {
         #[inline(always)]
-        fn count_le8(self, w: &[u8; 64], n: usize, x: u8) -> usize {
+        fn count(self, w: &[u8; 64], n: usize, long: bool, x16: u16, x8: u8) -> usize {
             // SAFETY: the token proves AVX-512F/BW; `w` is 64 readable bytes (unaligned load).
             unsafe {
                 let v = _mm512_loadu_si512(w.as_ptr().cast());
-                let m = _mm512_cmple_epu8_mask(v, _mm512_set1_epi8(x as i8));
+                let m16 = u64::from(_mm512_cmple_epu16_mask(v, _mm512_set1_epi16(x16 as i16)));
+                let m8 = _mm512_cmple_epu8_mask(v, _mm512_set1_epi8(x8 as i8));
+                let m = std::hint::select_unpredictable(long, m16, m8);
                 (m & first(n)).count_ones() as usize
-            }
-        }
-
-        #[inline(always)]
-        fn count_le16(self, w: &[u8; 64], n: usize, x: u16) -> usize {
-            // SAFETY: as above.
-            unsafe {
-                let v = _mm512_loadu_si512(w.as_ptr().cast());
-                let m = _mm512_cmple_epu16_mask(v, _mm512_set1_epi16(x as i16));
-                (u64::from(m) & first(n)).count_ones() as usize
             }
         }
 
@@ -177,14 +166,13 @@ mod x86 {
         }
     }
 
-    /// Proof that the CPU has AVX2 and POPCNT.
+    /// Proof that the CPU has AVX2, POPCNT and BMI2 (every AVX2 CPU has BMI2).
     #[derive(Clone, Copy, Debug)]
     pub struct Avx2(());
 
     impl Avx2 {
         pub fn new() -> Option<Self> {
-            crate::engine::Backend::Avx2
-                .is_available()
+            (crate::engine::Backend::Avx2.is_available() && is_x86_feature_detected!("bmi2"))
                 .then_some(Avx2(()))
         }
     }
@@ -217,22 +205,16 @@ mod x86 {
 
     impl Search for Avx2 {
         #[inline(always)]
-        fn count_le8(self, w: &[u8; 64], n: usize, x: u8) -> usize {
-            // SAFETY: the token proves AVX2; `w` is 64 readable bytes, two 32-byte halves.
+        fn count(self, w: &[u8; 64], n: usize, long: bool, x16: u16, x8: u8) -> usize {
+            // SAFETY: the token proves AVX2; `w` is 64 readable bytes, two 32-byte halves (32
+            // short starts are the first half).
             unsafe {
-                let xv = _mm256_set1_epi8(x as i8);
-                let m = le8(w.as_ptr(), xv) | le8(w.as_ptr().add(32), xv) << 32;
-                (m & first(n)).count_ones() as usize
-            }
-        }
-
-        #[inline(always)]
-        fn count_le16(self, w: &[u8; 64], n: usize, x: u16) -> usize {
-            // SAFETY: as above.
-            unsafe {
-                let xv = _mm256_set1_epi16(x as i16);
-                let m = le16(w.as_ptr(), xv) | le16(w.as_ptr().add(32), xv) << 32;
-                (m & first(2 * n)).count_ones() as usize / 2
+                let x = _mm256_set1_epi16(x16 as i16);
+                let m16 = le16(w.as_ptr(), x) | le16(w.as_ptr().add(32), x) << 32;
+                let m8 = le8(w.as_ptr(), _mm256_set1_epi8(x8 as i8));
+                let long16 = (m16 & first(2 * n)).count_ones() as usize / 2;
+                let short8 = (m8 & first(n)).count_ones() as usize;
+                std::hint::select_unpredictable(long, long16, short8)
             }
         }
 
@@ -305,8 +287,11 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn counts<S: Search>(s: S, w: &[u8; 64], n8: usize, n16: usize, x: u16) -> (usize, usize) {
-        (s.count_le8(w, n8, x as u8), s.count_le16(w, n16, x))
+    fn counts<S: Search>(s: S, w: &[u8; 64], n: usize, x: u16) -> (usize, usize) {
+        (
+            s.count(w, n, false, x, x as u8),
+            s.count(w, n, true, x, x as u8),
+        )
     }
 
     proptest! {
@@ -316,23 +301,23 @@ mod tests {
         fn backends_count_like_scalar(
             w in prop::array::uniform32(any::<u8>()),
             v in prop::array::uniform32(any::<u8>()),
-            n8 in 1usize..=64, n16 in 1usize..=32, x in any::<u16>(),
+            n in 1usize..=32, x in any::<u16>(),
         ) {
             let mut win = [0u8; 64];
             win[..32].copy_from_slice(&w);
             win[32..].copy_from_slice(&v);
             let want = (
-                win[..n8].iter().filter(|&&b| b <= x as u8).count(),
-                (0..n16).filter(|&i| u16::from_le_bytes([win[2 * i], win[2 * i + 1]]) <= x).count(),
+                win[..n].iter().filter(|&&b| b <= x as u8).count(),
+                (0..n).filter(|&i| u16::from_le_bytes([win[2 * i], win[2 * i + 1]]) <= x).count(),
             );
-            prop_assert_eq!(counts(Scalar, &win, n8, n16, x), want);
+            prop_assert_eq!(counts(Scalar, &win, n, x), want);
             #[cfg(target_arch = "x86_64")]
             {
                 if let Some(t) = Avx2::new() {
-                    prop_assert_eq!(counts(t, &win, n8, n16, x), want, "avx2");
+                    prop_assert_eq!(counts(t, &win, n, x), want, "avx2");
                 }
                 if let Some(t) = Avx512::new() {
-                    prop_assert_eq!(counts(t, &win, n8, n16, x), want, "avx512");
+                    prop_assert_eq!(counts(t, &win, n, x), want, "avx512");
                 }
             }
         }

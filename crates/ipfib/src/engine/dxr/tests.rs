@@ -70,7 +70,7 @@ fn detail(d: &dyn Lookup<u32>, name: &str) -> u64 {
 fn empty_table_answers_nothing() {
     let dxr = agrees::<D16R>(&RouteTable::new(), &[]);
     assert_eq!(detail(&dxr, "resolved_chunks"), 1 << 16);
-    assert_eq!(dxr.memory_bytes(), (1 << 18) + format::TAIL + 4);
+    assert_eq!(dxr.memory_bytes(), (1 << 18) + 16 + format::TAIL + 4);
 }
 
 #[test]
@@ -210,7 +210,7 @@ fn validate_catches_unordered_starts_and_bad_indices() {
     let t = table(&[("10.1.1.0/25", 1), ("10.1.2.0/25", 2)]);
     let good = Dxr::<D16R>::build(&t, &BuildOptions::default()).unwrap();
     good.validate().unwrap();
-    let at = format::Chunk::of(&good.ranges, Entry(good.direct[0x0a01]))
+    let at = format::Chunk::of(&good.ranges, Entry(good.direct[0x0a01]), false)
         .unwrap()
         .at;
     let mut bad = good.clone();

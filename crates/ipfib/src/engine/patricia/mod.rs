@@ -99,7 +99,7 @@ impl<A: Bits> Build<A> for Patricia<A> {
         for (p, nh) in table.iter() {
             trie.insert(p.addr(), p.len(), nh);
         }
-        trie.nodes.shrink_to_fit();
+        trie.relayout();
         Ok(Patricia { trie })
     }
 }

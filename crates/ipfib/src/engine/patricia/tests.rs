@@ -133,6 +133,30 @@ fn removing_everything_unlinks_every_node_and_reuses_them() {
 }
 
 #[test]
+fn relayout_puts_the_root_first_and_keeps_every_answer() {
+    let t: RouteTable<u32> = (0..500u32)
+        .map(|i| {
+            (
+                Prefix::covering(i.wrapping_mul(0x9e37_79b9), 4 + (i % 29) as u8),
+                i,
+            )
+        })
+        .collect();
+    let mut incremental = Patricia::<u32>::new();
+    for (p, nh) in t.iter() {
+        incremental.insert(p, nh);
+    }
+    let built = Patricia::build(&t, &BuildOptions::default()).unwrap();
+    built.validate().unwrap();
+    assert_eq!(built.trie.root, 0, "breadth-first: the root is node 0");
+    assert_eq!(built.nodes(), incremental.nodes());
+    for i in 0..20_000u32 {
+        let a = i.wrapping_mul(0x2545_f491);
+        assert_eq!(built.lookup(a), incremental.lookup(a));
+    }
+}
+
+#[test]
 fn lines_per_lookup_counts_the_nodes_on_the_path() {
     let t: RouteTable<u32> = [(p4("10.0.0.0/8"), 1), (p4("10.1.0.0/16"), 2)]
         .into_iter()
