@@ -11,9 +11,14 @@
 //! then the next-hop table (`walk`).
 //!
 //! Presets: [`D16R`] (`K = 16`, the compact one: 256 KiB direct table) and [`D20R`] (`K = 20`,
-//! 4 MiB direct table, short chunks), registered as `d16r` and `d20r`; `dxr` is the one
-//! measurement favours on real tables (see BENCHMARKS.md). IPv6 is not built (the registry
-//! pairs DXR with [`super::Absent`]): see the module `Absent` note in the registry.
+//! 4 MiB direct table, short chunks), registered as `d16r` and `d20r`; `dxr` ([`Best`]) is
+//! D16R, which measured as fast as D20R on the real tables at a quarter of the memory (2.3
+//! against 8.9 bytes per prefix on et-2015; BENCHMARKS.md, "DXR and Patricia").
+//!
+//! IPv6 is not built: the registry pairs DXR with [`super::Absent`], so an IPv6 route is
+//! [`BuildError::UnsupportedFamily`]. DXR's 16-bit starts need a direct table that resolves
+//! all but 16 bits; for IPv6 the direct-table-then-narrow-keys idea is PlanB's layout, which
+//! is faster than this IPv4 DXR already (BENCHMARKS.md).
 //!
 //! Exactness: ranges come from the exact interval partition ([`crate::interval`]); next-hop
 //! index 0 is "no route" and every route's next hop gets its own index, so every `u32` next hop
@@ -64,7 +69,8 @@ impl Preset for D20R {
     const NAME: &'static str = "d20r";
 }
 
-/// The preset registered as `dxr`: the fastest on the real tables measured (BENCHMARKS.md).
+/// The preset registered as `dxr`: D16R (as fast as D20R on the real tables measured, a
+/// quarter of its memory; BENCHMARKS.md).
 #[derive(Clone, Copy, Debug)]
 pub struct Best;
 
