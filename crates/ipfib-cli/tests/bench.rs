@@ -61,7 +61,12 @@ fn read_json(path: &Path) -> Vec<Value> {
 /// The engines a default build compares: ours, plus the peer crates with feature `peers` (and
 /// DPDK's with feature `dpdk`, which these tests leave to the DPDK crate's own tests).
 fn engines(family: u8) -> Vec<&'static str> {
-    let mut e = vec!["planb", "reference"];
+    // The registry's engines that hold the family (DXR and its presets are IPv4 only).
+    let mut e = if family == 4 {
+        vec!["planb", "dxr", "d16r", "d20r", "patricia", "reference"]
+    } else {
+        vec!["planb", "patricia", "reference"]
+    };
     if cfg!(feature = "peers") {
         e.extend(["prefix-trie", "ip_network_table"]);
     }
@@ -142,9 +147,13 @@ fn json_has_every_field_and_one_checksum_per_mode() {
             assert!(r.get(field).is_some(), "{field} missing in {r}");
         }
         // PlanB models the lines it reads: the direct entry plus one node per level, at least
-        // 2; engines without a model say null.
+        // 2; DXR at least the direct entry and the next-hop table; Patricia one per node
+        // visited; engines without a model say null.
         match r["engine"].as_str().unwrap() {
-            "planb" => assert!(r["lines_per_lookup"].as_f64().unwrap() >= 2.0, "{r}"),
+            "planb" | "dxr" | "d16r" | "d20r" => {
+                assert!(r["lines_per_lookup"].as_f64().unwrap() >= 2.0, "{r}")
+            }
+            "patricia" => assert!(r["lines_per_lookup"].as_f64().unwrap() >= 1.0, "{r}"),
             _ => assert!(r["lines_per_lookup"].is_null(), "{r}"),
         }
         // Two rounds: the row's figure is the median of the two, its range their spread.
@@ -169,7 +178,9 @@ fn json_has_every_field_and_one_checksum_per_mode() {
         let native = &r["native"];
         match (r["path"].as_str().unwrap(), engine) {
             ("single", _) => assert_eq!(call, "lookup", "{r}"),
-            (_, "planb" | "reference") => assert_eq!(call, "lookup_batch_raw", "{r}"),
+            (_, "planb" | "dxr" | "d16r" | "d20r" | "patricia" | "reference") => {
+                assert_eq!(call, "lookup_batch_raw", "{r}")
+            }
             (_, e) if e.starts_with("dpdk-") => assert_eq!(call, native["call"], "{r}"),
             _ => assert_eq!(call, "lookup_batch", "{r}"),
         }

@@ -114,9 +114,9 @@ fn a_single_family_engine_builds_its_family_and_refuses_the_other() {
     let t = sample();
     for info in engine::engines().iter().filter(|e| !dual_stack(e)) {
         let name = info.name();
-        let err = Fib::build(&t, name)
-            .err()
-            .expect("a dual-stack table is refused");
+        let Err(err) = Fib::build(&t, name) else {
+            panic!("{name}: a dual-stack table is refused")
+        };
         assert!(
             matches!(err, BuildError::UnsupportedFamily { engine, .. } if engine == name),
             "{name}: {err}"
