@@ -1,6 +1,8 @@
 //! `LiveFib` against the reference engine: a bounded stress test with concurrent writers and
 //! readers, a property test over any sequence of updates, and the API's edge cases. Every
-//! registered engine is run (engines enumerated from the registry, never listed).
+//! registered engine is run (engines enumerated from the registry, never listed): the
+//! dual-stack tests on every engine that holds both families, and the single-family engines
+//! (DXR is IPv4 only) on their family, with the other one's updates refused.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -9,8 +11,9 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ipfib::engine::{self, BuildOptions};
+use ipfib::engine::{self, BuildOptions, EngineInfo};
 use ipfib::{LiveError, LiveFib, LiveOptions, NextHop, Table, Update};
+use ipfib::{Prefix, RouteTable};
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use proptest::prelude::*;
 
@@ -20,6 +23,21 @@ fn net(s: &str) -> IpNet {
 
 fn ip(s: &str) -> IpAddr {
     s.parse().expect("test address")
+}
+
+/// Whether `info` can hold routes of family `A` (single-family engines refuse the other).
+fn holds<A: ipfib::Address>(info: &EngineInfo) -> bool {
+    let one: RouteTable<A> = [(Prefix::new(A::ZERO, 0).expect("/0"), 1)]
+        .into_iter()
+        .collect();
+    info.build(&one, &BuildOptions::default()).is_ok()
+}
+
+/// The registered engines that hold both families, which the dual-stack tests run.
+fn dual_stack() -> impl Iterator<Item = &'static EngineInfo> {
+    engine::engines()
+        .iter()
+        .filter(|e| holds::<u32>(e) && holds::<u128>(e))
 }
 
 /// Every address worth asking about a route set: each prefix's first and last address and
@@ -75,7 +93,7 @@ fn assert_matches_reference(live: &LiveFib, expected: &Table) {
 
 #[test]
 fn updates_are_visible_after_flush_and_bad_ones_are_refused() {
-    for info in engine::engines() {
+    for info in dual_stack() {
         let mut t = Table::new();
         t.insert(net("10.0.0.0/8"), 1).unwrap();
         t.insert(net("2001:db8::/32"), 2).unwrap();
@@ -210,7 +228,7 @@ const PAIRS: u16 = 8;
 /// submitted; an answer must come from a generation between the two read around the lookup.
 #[test]
 fn stress_readers_see_only_live_versions_and_the_end_equals_the_reference() {
-    for info in engine::engines() {
+    for info in dual_stack() {
         stress(info.name(), Duration::from_millis(700));
     }
 }
@@ -398,7 +416,7 @@ proptest! {
         steps in prop::collection::vec(arb_step(), 0..40),
         delay_us in prop_oneof![Just(0u64), Just(50), Just(2000)],
     ) {
-        for info in engine::engines() {
+        for info in dual_stack() {
             let live = LiveFib::with_options(
                 &Table::new(),
                 info.name(),
@@ -429,5 +447,45 @@ proptest! {
             }
             assert_matches_reference(&live, &expected);
         }
+    }
+}
+
+/// A single-family engine in a live table: its family's updates are applied and answered
+/// like the reference; the other family's are refused when submitted, naming the engine.
+#[test]
+fn a_single_family_engine_applies_its_family_and_refuses_the_other() {
+    let single = engine::engines()
+        .iter()
+        .filter(|e| holds::<u32>(e) != holds::<u128>(e));
+    for info in single {
+        let v4 = holds::<u32>(info);
+        let (mine, other) = if v4 {
+            (
+                ["10.0.0.0/8", "10.1.0.0/16", "10.1.2.0/24"],
+                "2001:db8::/32",
+            )
+        } else {
+            (
+                ["2001:db8::/32", "2001:db8:1::/48", "2001:db8:1:2::/64"],
+                "10.0.0.0/8",
+            )
+        };
+        let mut t = Table::new();
+        t.insert(net(mine[0]), 1).unwrap();
+        let live = LiveFib::new(&t, info.name()).unwrap();
+        live.insert(net(mine[1]), 2).unwrap();
+        live.insert(net(mine[2]), 3).unwrap();
+        live.remove(net(mine[1])).unwrap();
+        let err = live.insert(net(other), 4).unwrap_err();
+        assert!(
+            matches!(err, LiveError::UnsupportedFamily { engine, .. } if engine == info.name()),
+            "{err}"
+        );
+        live.flush().unwrap();
+        t.insert(net(mine[2]), 3).unwrap();
+        assert_matches_reference(&live, &t);
+        live.replace_all(Table::new()).unwrap();
+        live.flush().unwrap();
+        assert_matches_reference(&live, &Table::new());
     }
 }

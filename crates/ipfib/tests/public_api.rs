@@ -87,9 +87,56 @@ fn probes(t: &Table) -> Vec<IpAddr> {
     out
 }
 
-/// Every registered engine's name.
+/// Whether `info` builds one-route tables of both families (single-family engines, such as
+/// DXR for IPv4, refuse the other family's routes).
+fn dual_stack(info: &engine::EngineInfo) -> bool {
+    fn holds<A: ipfib::Address>(info: &engine::EngineInfo) -> bool {
+        let one: ipfib::RouteTable<A> = [(ipfib::Prefix::new(A::ZERO, 0).expect("/0"), 1)]
+            .into_iter()
+            .collect();
+        info.build(&one, &BuildOptions::default()).is_ok()
+    }
+    holds::<u32>(info) && holds::<u128>(info)
+}
+
+/// Every registered engine's name that holds both families: the dual-stack tests run these;
+/// `a_single_family_engine_builds_its_family_and_refuses_the_other` the rest.
 fn engine_names() -> Vec<&'static str> {
-    engine::engines().iter().map(|e| e.name()).collect()
+    engine::engines()
+        .iter()
+        .filter(|e| dual_stack(e))
+        .map(|e| e.name())
+        .collect()
+}
+
+#[test]
+fn a_single_family_engine_builds_its_family_and_refuses_the_other() {
+    let t = sample();
+    for info in engine::engines().iter().filter(|e| !dual_stack(e)) {
+        let name = info.name();
+        let Err(err) = Fib::build(&t, name) else {
+            panic!("{name}: a dual-stack table is refused")
+        };
+        assert!(
+            matches!(err, BuildError::UnsupportedFamily { engine, .. } if engine == name),
+            "{name}: {err}"
+        );
+        let mut v4 = Table::new();
+        let mut v6 = Table::new();
+        for (net, nh) in t.iter() {
+            match net {
+                IpNet::V4(_) => v4.insert(net, nh).unwrap(),
+                IpNet::V6(_) => v6.insert(net, nh).unwrap(),
+            };
+        }
+        let mine = if Fib::build(&v4, name).is_ok() {
+            v4
+        } else {
+            v6
+        };
+        let fib = Fib::build(&mine, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        check_fib(&fib, &mine, &probes(&mine));
+    }
 }
 
 /// `Fib::lookup`, `Fib::lookup_prefix` and the per-family engines agree with

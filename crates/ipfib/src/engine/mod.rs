@@ -29,6 +29,8 @@
 
 mod absent;
 mod backend;
+pub mod dxr;
+pub mod patricia;
 pub mod planb;
 pub mod poptrie;
 pub mod reference;

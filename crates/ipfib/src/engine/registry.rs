@@ -4,9 +4,12 @@
 use std::any::Any;
 use std::fmt;
 
+use super::dxr::{Best, Dxr, D16R, D20R};
+use super::patricia::Patricia;
 use super::planb::PlanB;
 use super::poptrie::Poptrie;
 use super::reference::Reference;
+use super::Absent;
 use super::{Build, BuildOptions, Lookup};
 use crate::addr::Address;
 use crate::error::BuildError;
@@ -22,6 +25,24 @@ static ENGINES: &[EngineInfo] = &[
     EngineInfo::new::<Poptrie<u32>, Poptrie<u128>>(
         "poptrie",
         "64-ary popcount trie with leaf compression and a direct table (Asai & Ohara, SIGCOMM '15)",
+    ),
+    // DXR is IPv4 only: its 16-bit range starts need the direct table to resolve all but 16
+    // bits, which for IPv6 means a table over 112 bits (see the dxr module and BENCHMARKS.md).
+    EngineInfo::new::<Dxr<Best>, Absent>(
+        "dxr",
+        "DXR (IPv4): direct table on the top 16 bits, SIMD search of compact per-chunk ranges",
+    ),
+    EngineInfo::new::<Dxr<D16R>, Absent>(
+        "d16r",
+        "DXR preset D16R (IPv4): 2^16-entry direct table, 16- or 8-bit range starts",
+    ),
+    EngineInfo::new::<Dxr<D20R>, Absent>(
+        "d20r",
+        "DXR preset D20R (IPv4): 2^20-entry direct table, 12- or 8-bit range starts",
+    ),
+    EngineInfo::new::<Patricia<u32>, Patricia<u128>>(
+        "patricia",
+        "path-compressed binary trie in a u32-linked node arena (the BPF LPM trie's structure)",
     ),
     EngineInfo::new::<Reference<u32>, Reference<u128>>(
         "reference",
