@@ -63,14 +63,10 @@ fn read_json(path: &Path) -> Vec<Value> {
 fn engines(family: u8) -> Vec<&'static str> {
     // The registry's engines that hold the family (a new engine joins every bench without
     // editing this list; DXR and its presets are IPv4 only).
-    let empty = ipfib::Table::new();
-    let holds = |e: &ipfib::engine::EngineInfo| {
-        let options = ipfib::BuildOptions::default();
-        if family == 4 {
-            e.build(empty.v4(), &options).is_ok()
-        } else {
-            e.build(empty.v6(), &options).is_ok()
-        }
+    let options = ipfib::BuildOptions::default();
+    let holds = |e: &ipfib::engine::EngineInfo| match family {
+        4 => e.supports::<u32>(&options).unwrap(),
+        _ => e.supports::<u128>(&options).unwrap(),
     };
     let mut e: Vec<&'static str> = ipfib::engine::engines()
         .iter()

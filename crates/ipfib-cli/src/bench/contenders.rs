@@ -95,10 +95,8 @@ pub trait Family: Address + crate::bench::modes::FlipLow {
 /// Whether a registered engine holds routes of family `A` (a single-family engine, such as
 /// DXR for IPv4, refuses the other family's routes).
 pub fn supports<A: Address>(info: &engine::EngineInfo) -> bool {
-    let one: RouteTable<A> = [(ipfib::Prefix::covering(A::ZERO, 0), 1)]
-        .into_iter()
-        .collect();
-    info.build(&one, &BuildOptions::default()).is_ok()
+    info.supports::<A>(&BuildOptions::default())
+        .unwrap_or(false)
 }
 
 /// Every contender for a family, ours first (the registered engines that hold the family),

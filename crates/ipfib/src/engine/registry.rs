@@ -13,6 +13,7 @@ use super::Absent;
 use super::{Build, BuildOptions, Lookup};
 use crate::addr::Address;
 use crate::error::BuildError;
+use crate::prefix::Prefix;
 use crate::route_table::RouteTable;
 
 /// Every registered engine, in the order tools list them (the default first). Adding an
@@ -91,6 +92,18 @@ impl EngineInfo {
     /// One line on what the engine is.
     pub fn summary(&self) -> &'static str {
         self.summary
+    }
+
+    /// Whether the engine holds routes of family `A`: a single-family engine (DXR) refuses a
+    /// one-route table of the other family with [`BuildError::UnsupportedFamily`]. Other
+    /// build errors (an unavailable backend in `options`) are returned.
+    pub fn supports<A: Address>(&self, options: &BuildOptions) -> Result<bool, BuildError> {
+        let one: RouteTable<A> = [(Prefix::covering(A::ZERO, 0), 0)].into_iter().collect();
+        match self.build(&one, options) {
+            Ok(_) => Ok(true),
+            Err(BuildError::UnsupportedFamily { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Builds the engine for family `A` from its routes.

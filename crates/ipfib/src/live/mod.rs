@@ -67,11 +67,9 @@ pub use rebuilder::Publish;
 pub use snapshot::Snapshot;
 pub use update::Update;
 
-use crate::addr::Address;
-use crate::engine::{self, BuildOptions, EngineInfo};
+use crate::engine::{self, BuildOptions};
 use crate::error::{BuildError, LiveError};
-use crate::prefix::Prefix;
-use crate::route_table::{NextHop, RouteTable};
+use crate::route_table::NextHop;
 use crate::table::Table;
 use current::Current;
 use rebuilder::{lock, Queue, Routes, Shared};
@@ -154,8 +152,8 @@ impl LiveFib {
         };
         let families = Families {
             engine: info.name(),
-            v4: supports::<u32>(info, &options.build)?,
-            v6: supports::<u128>(info, &options.build)?,
+            v4: info.supports::<u32>(&options.build)?,
+            v6: info.supports::<u128>(&options.build)?,
         };
         let shared = Arc::new(Shared {
             current: Arc::new(Current::new(first)),
@@ -357,16 +355,5 @@ impl std::fmt::Debug for LiveFib {
             .field("engine", &self.engine_name())
             .field("version", &self.shared.current.load().version())
             .finish_non_exhaustive()
-    }
-}
-
-/// Whether `engine` can hold routes of family `A`: single-family engines refuse a one-route
-/// table of the other family with [`BuildError::UnsupportedFamily`].
-fn supports<A: Address>(engine: &EngineInfo, options: &BuildOptions) -> Result<bool, BuildError> {
-    let one: RouteTable<A> = [(Prefix::covering(A::ZERO, 0), 0)].into_iter().collect();
-    match engine.build(&one, options) {
-        Ok(_) => Ok(true),
-        Err(BuildError::UnsupportedFamily { .. }) => Ok(false),
-        Err(e) => Err(e),
     }
 }
