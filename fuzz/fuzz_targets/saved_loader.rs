@@ -21,16 +21,23 @@ fn saved() -> &'static [u8] {
     static SAVED: OnceLock<Vec<u8>> = OnceLock::new();
     SAVED.get_or_init(|| {
         let mut t = Table::new();
-        for (i, net) in ["0.0.0.0/0", "10.0.0.0/8", "10.1.2.0/24", "2001:db8::/32", "2001:db8:1:5::/64"]
-            .iter()
-            .enumerate()
+        for (i, net) in [
+            "0.0.0.0/0",
+            "10.0.0.0/8",
+            "10.1.2.0/24",
+            "2001:db8::/32",
+            "2001:db8:1:5::/64",
+        ]
+        .iter()
+        .enumerate()
         {
             t.insert(net.parse().unwrap(), i as u32).unwrap();
         }
         for i in 0..300u32 {
             let net = format!("2001:db9:{i:x}::/48");
             t.insert(net.parse().unwrap(), 10 + i).unwrap();
-            t.insert(format!("10.2.{}.0/24", i % 256).parse().unwrap(), 1000 + i).unwrap();
+            t.insert(format!("10.2.{}.0/24", i % 256).parse().unwrap(), 1000 + i)
+                .unwrap();
         }
         let mut out = Vec::new();
         Fib::build(&t, "planb").unwrap().write_to(&mut out).unwrap();
@@ -59,7 +66,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(fib) = Fib::from_bytes(&bytes) else {
         return;
     };
-    let v4: Vec<u32> = (0..64u32).map(|i| i.wrapping_mul(0x0402_0301) ^ 0x0a02_0000).collect();
+    let v4: Vec<u32> = (0..64u32)
+        .map(|i| i.wrapping_mul(0x0402_0301) ^ 0x0a02_0000)
+        .collect();
     let v6: Vec<u128> = (0..64u128)
         .map(|i| (0x2001_0db9u128 << 96) ^ (i << 80) ^ (i << 60) ^ i)
         .collect();

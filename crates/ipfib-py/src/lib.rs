@@ -23,10 +23,33 @@ mod table;
 
 use pyo3::prelude::*;
 
-/// The registered engine names, the default ("planb") first.
+/// The registered engine names, the default ("planb") first; with `family` (4 or 6) only the
+/// engines that hold routes of that family (DXR and its presets are IPv4 only).
 #[pyfunction]
-fn engines() -> Vec<&'static str> {
-    ipfib::engine::engines().iter().map(|e| e.name()).collect()
+#[pyo3(signature = (family = None))]
+fn engines(family: Option<u8>) -> PyResult<Vec<&'static str>> {
+    let options = ipfib::BuildOptions::default();
+    let holds = |e: &ipfib::engine::EngineInfo| match family {
+        None => Ok(true),
+        Some(4) => e.supports::<u32>(&options),
+        Some(6) => e.supports::<u128>(&options),
+        Some(f) => Err(ipfib::BuildError::Unsupported {
+            engine: e.name(),
+            reason: format!("family must be 4 or 6, not {f}"),
+        }),
+    };
+    let mut names = Vec::new();
+    for e in ipfib::engine::engines() {
+        match holds(e) {
+            Ok(true) => names.push(e.name()),
+            Ok(false) => {}
+            Err(ipfib::BuildError::Unsupported { reason, .. }) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(reason))
+            }
+            Err(other) => return Err(pyo3::exceptions::PyValueError::new_err(other.to_string())),
+        }
+    }
+    Ok(names)
 }
 
 /// ipfib: exact, fast longest-prefix match for IPv4 and IPv6 (the Rust extension module).

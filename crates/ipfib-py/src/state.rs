@@ -30,6 +30,9 @@ pub struct State {
     fib: Option<Arc<Fib>>,
     /// The registered engine name.
     engine: &'static str,
+    /// Whether the engine holds IPv4 and IPv6 routes (DXR: IPv4 only), so a route it cannot
+    /// hold is refused when it is added, not at the next lookup.
+    holds: [bool; 2],
     /// Single lookups answered from the route set since the last change.
     slow_lookups: usize,
     /// The number of routes while `table` is `None` (the route list's length, known without
@@ -48,6 +51,7 @@ impl State {
         State {
             table: Some(table),
             fib: None,
+            holds: holds(engine),
             engine,
             slow_lookups: 0,
             count: 0,
@@ -58,6 +62,7 @@ impl State {
     pub fn built_from(fib: Fib, table: Table) -> State {
         State {
             engine: fib.engine_name(),
+            holds: holds(fib.engine_name()),
             count: table.len(),
             table: Some(table),
             fib: Some(Arc::new(fib)),
@@ -70,6 +75,7 @@ impl State {
     pub fn from_fib(fib: Fib, count: usize) -> State {
         State {
             engine: fib.engine_name(),
+            holds: holds(fib.engine_name()),
             table: None,
             fib: Some(Arc::new(fib)),
             slow_lookups: 0,
@@ -87,7 +93,10 @@ impl State {
     pub fn set_engine(&mut self, name: &str) -> Result<(), BuildError> {
         let name = engine_name(name)?;
         if name != self.engine {
-            self.routes();
+            let held = holds(name);
+            let routes = self.routes();
+            refuse_unheld(name, held, !routes.v4().is_empty(), !routes.v6().is_empty())?;
+            self.holds = held;
             self.engine = name;
             self.fib = None;
             self.slow_lookups = 0;
@@ -99,6 +108,20 @@ impl State {
     pub fn routes(&mut self) -> &Table {
         self.table
             .get_or_insert_with(|| self.fib.as_ref().map(|f| f.table()).unwrap_or_default())
+    }
+
+    /// Refuses a route of a family the engine cannot hold, before anything changes.
+    pub fn check_family(&self, net: &IpNet) -> Result<(), BuildError> {
+        let v4 = matches!(net, IpNet::V4(_));
+        refuse_unheld(self.engine, self.holds, v4, !v4)
+    }
+
+    /// Replaces every route (a family the engine cannot hold is refused, nothing changed).
+    pub fn replace_routes(&mut self, table: Table) -> Result<(), BuildError> {
+        let (v4, v6) = (!table.v4().is_empty(), !table.v6().is_empty());
+        refuse_unheld(self.engine, self.holds, v4, v6)?;
+        *self.routes_mut() = table;
+        Ok(())
     }
 
     /// The route set for a change: the built engine no longer matches it and is dropped.
@@ -152,6 +175,7 @@ impl State {
             table: self.table.clone(),
             fib: self.fib.clone(),
             engine: self.engine,
+            holds: self.holds,
             slow_lookups: 0,
             count: self.count,
         }
@@ -161,6 +185,34 @@ impl State {
     pub fn longest_match(&mut self, addr: IpAddr) -> Option<(IpNet, u32)> {
         self.routes().longest_match(addr)
     }
+}
+
+/// Whether the engine named `name` (registered) holds IPv4 and IPv6 routes.
+fn holds(name: &str) -> [bool; 2] {
+    let options = ipfib::BuildOptions::default();
+    ipfib::engine::by_name(name).map_or([true, true], |e| {
+        [
+            e.supports::<u32>(&options).unwrap_or(true),
+            e.supports::<u128>(&options).unwrap_or(true),
+        ]
+    })
+}
+
+/// An error when routes of a family `engine` does not hold (per `held`) are present.
+fn refuse_unheld(
+    engine: &'static str,
+    held: [bool; 2],
+    v4: bool,
+    v6: bool,
+) -> Result<(), BuildError> {
+    let family = if v4 && !held[0] {
+        "IPv4"
+    } else if v6 && !held[1] {
+        "IPv6"
+    } else {
+        return Ok(());
+    };
+    Err(BuildError::UnsupportedFamily { engine, family })
 }
 
 /// The registered name of an engine (case ignored on input).

@@ -205,13 +205,14 @@ impl PyTable {
                 let hop = route_value(&v).map_err(at)?;
                 table.insert(net, hop).map_err(|e| at(errors::prefix(e)))?;
             }
-            *t.lock().routes_mut() = table;
+            t.lock().replace_routes(table).map_err(errors::build)?;
         }
         Ok(t)
     }
 
     /// The engine's name; assign another name from `ipfib.engines()` to switch (the next
-    /// lookup builds it).
+    /// lookup builds it). An engine that cannot hold the table's routes (DXR with IPv6 routes)
+    /// is a ValueError, and the engine stays as it was.
     #[getter]
     fn engine(&self) -> &'static str {
         self.lock().engine()
@@ -236,11 +237,14 @@ impl PyTable {
     }
 
     /// t[key] = value: adds the route (an address key is its host route), replacing the value
-    /// of the same prefix. A prefix with host bits set is a ValueError.
+    /// of the same prefix. A prefix with host bits set, or of a family the engine cannot hold
+    /// (DXR: IPv6), is a ValueError.
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let net = self.key(key)?.prefix()?;
         let hop = route_value(value)?;
-        self.lock()
+        let mut state = self.lock();
+        state.check_family(&net).map_err(errors::build)?;
+        state
             .routes_mut()
             .insert(net, hop)
             .map_err(errors::prefix)?;

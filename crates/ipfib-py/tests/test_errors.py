@@ -70,6 +70,24 @@ def test_missing_keys():
 
 
 def test_engines():
+    assert ipfib.engines()[0] == "planb"
+    v4, v6 = ipfib.engines(4), ipfib.engines(6)
+    assert set(v4) | set(v6) == set(ipfib.engines())
+    assert "dxr" in v4 and "dxr" not in v6, "DXR is IPv4 only"
+    with pytest.raises(ValueError, match="4 or 6"):
+        ipfib.engines(5)
+    # An engine refuses a family it cannot hold, naming it, and the table stays as it was.
+    t = ipfib.Table.from_pairs([("10.0.0.0/8", 1), ("2001:db8::/32", 3)], engine="planb")
+    with pytest.raises(ValueError, match="dxr does not support IPv6"):
+        t.engine = "dxr"
+    assert t.engine == "planb" and list(t.lookup(["10.1.2.3", "2001:db8::1"])) == [1, 3]
+    d = ipfib.Table(engine="dxr")
+    d["10.0.0.0/8"] = 1
+    with pytest.raises(ValueError, match="dxr does not support IPv6"):
+        d["2001:db8::/32"] = 3
+    assert len(d) == 1 and list(d.lookup(["10.1.2.3"])) == [1]
+    with pytest.raises(ValueError, match="does not support IPv6"):
+        ipfib.Table.from_pairs([("2001:db8::/32", 3)], engine="d16r")
     with pytest.raises(ValueError, match="unknown engine"):
         ipfib.Table(engine="nope")
     t = ipfib.Table()

@@ -14,7 +14,7 @@ ROUTES = [("10.0.0.0/8", 1), ("10.1.0.0/16", 2), ("0.0.0.0/0", 0), ("2001:db8::/
 ADDRS = ["10.1.2.3", "10.2.0.0", "11.0.0.0", "2001:db8:1::1", "2001:db8:2::", "ffff:ffff::", "::1", "::2"]
 
 
-@pytest.mark.parametrize("engine", ipfib.engines())
+@pytest.mark.parametrize("engine", [e for e in ipfib.engines(4) if e in ipfib.engines(6)])
 def test_round_trip(engine):
     t = ipfib.Table.from_pairs(ROUTES, engine=engine, int_family=6)
     want = t.lookup(ADDRS)

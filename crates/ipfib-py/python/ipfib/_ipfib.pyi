@@ -31,8 +31,10 @@ Addresses = Union[
 
 _D = TypeVar("_D")
 
-def engines() -> list[str]:
-    """The registered engine names, the default ("planb") first."""
+def engines(family: Optional[int] = None) -> list[str]:
+    """The registered engine names, the default ("planb") first; with ``family`` (4 or 6) only
+    the engines that hold routes of that family (DXR and its presets are IPv4 only).
+    ValueError for another family."""
 
 class Table:
     """A longest-prefix-match table of IPv4 and IPv6 routes, prefix -> int (0-4294967295)."""
