@@ -41,7 +41,8 @@ recorded order. BGP4MP_ET microsecond times are replayed as recorded.
 
 Reported (and written to --json): updates, publishes, visible_us_p50/p99/max (submission to
 the publish that made an update visible), lookup_mlps_static (the static engine on the final
-table), lookup_mlps_live_idle, lookup_mlps_during, peak_rss_bytes, final_check (\"ok\" or the
+table), lookup_mlps_live_idle (after the live table has gone quiet: its rebuilder has finished
+compacting and settling, no new version for 100 ms), lookup_mlps_during, peak_rss_bytes, final_check (\"ok\" or the
 number of addresses whose answer differs from the reference engine; a difference exits 1).
 
 Examples:
@@ -189,6 +190,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let rss_end = rss("VmRSS");
     let visible = visibility(&submits, &publishes);
 
+    // "Idle" is the steady state of a table nobody writes to: wait until the rebuilder's
+    // compaction and settling steps are done (no new version for a while).
+    wait_quiet(&live);
+
     // Static and idle live alternate over ROUNDS rounds (this machine's speed drifts), each
     // figure the median of its rounds.
     let measure = Duration::from_millis(args.measure_ms) / ROUNDS as u32;
@@ -270,6 +275,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// Alternating rounds of the static and idle live measurements.
 const ROUNDS: usize = 5;
+
+/// Waits until the live table publishes no new version for [`QUIET`] (compaction and
+/// settling finished), at most [`QUIET_MAX`].
+fn wait_quiet(live: &LiveFib) {
+    let start = Instant::now();
+    let mut version = live.snapshot().version();
+    while start.elapsed() < QUIET_MAX {
+        std::thread::sleep(QUIET);
+        let now = live.snapshot().version();
+        if now == version {
+            return;
+        }
+        version = now;
+    }
+}
+
+/// How long without a new version counts as quiet: twice the rebuilder's settling delay.
+const QUIET: Duration = Duration::from_millis(100);
+/// The longest wait for quiet.
+const QUIET_MAX: Duration = Duration::from_secs(5);
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
