@@ -28,25 +28,22 @@ use pyo3::prelude::*;
 #[pyfunction]
 #[pyo3(signature = (family = None))]
 fn engines(family: Option<u8>) -> PyResult<Vec<&'static str>> {
+    if family.is_some_and(|f| f != 4 && f != 6) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "family must be 4 or 6, not {}",
+            family.unwrap_or_default()
+        )));
+    }
     let options = ipfib::BuildOptions::default();
-    let holds = |e: &ipfib::engine::EngineInfo| match family {
-        None => Ok(true),
-        Some(4) => e.supports::<u32>(&options),
-        Some(6) => e.supports::<u128>(&options),
-        Some(f) => Err(ipfib::BuildError::Unsupported {
-            engine: e.name(),
-            reason: format!("family must be 4 or 6, not {f}"),
-        }),
-    };
     let mut names = Vec::new();
     for e in ipfib::engine::engines() {
-        match holds(e) {
-            Ok(true) => names.push(e.name()),
-            Ok(false) => {}
-            Err(ipfib::BuildError::Unsupported { reason, .. }) => {
-                return Err(pyo3::exceptions::PyValueError::new_err(reason))
-            }
-            Err(other) => return Err(pyo3::exceptions::PyValueError::new_err(other.to_string())),
+        let holds = match family {
+            Some(4) => e.supports::<u32>(&options),
+            Some(_) => e.supports::<u128>(&options),
+            None => Ok(true),
+        };
+        if holds.map_err(errors::build)? {
+            names.push(e.name());
         }
     }
     Ok(names)
