@@ -270,7 +270,7 @@ impl<P: Preset> Lookup<u32> for Dxr<P> {
             // SAFETY: as above.
             Dispatch::Avx2(s) => unsafe { walk::x86::one_avx2(self, s, addr) },
             // SAFETY: the scalar token checks every access.
-            Dispatch::Scalar(s) => unsafe { walk::one(self, s, addr, 0) },
+            Dispatch::Scalar(s) => unsafe { walk::one_portable(self, s, addr) },
         }
     }
 

@@ -212,6 +212,18 @@ pub unsafe fn one<P: Preset, S: Search, O: Output>(
     }
 }
 
+/// [`one`] kept out of line, for the portable search: inlined into the dispatching
+/// `Lookup::lookup`, its register saves made every backend's call pay for them (see PlanB's
+/// `walk::one_portable`).
+///
+/// # Safety
+/// As for [`one`].
+#[inline(never)]
+pub unsafe fn one_portable<P: Preset, S: Search>(t: &Dxr<P>, s: S, addr: u32) -> Option<NextHop> {
+    // SAFETY: caller's contract.
+    unsafe { one(t, s, addr, 0) }
+}
+
 /// A batch: `out[i]` gets the answer for `addrs[i]` (the shorter slice bounds the work).
 ///
 /// # Safety

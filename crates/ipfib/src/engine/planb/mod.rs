@@ -269,7 +269,7 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             // SAFETY: as above.
             search::Dispatch::Avx2(token) => unsafe { walk::x86::one_avx2(self, token, addr) },
             // SAFETY: `self` satisfies the structure invariants; the scalar search is checked.
-            search::Dispatch::Scalar(token) => unsafe { walk::one(self, token, addr) },
+            search::Dispatch::Scalar(token) => unsafe { walk::one_portable(self, token, addr) },
         }
     }
 

@@ -184,6 +184,19 @@ pub unsafe fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<N
     }
 }
 
+/// [`one`] with the portable search, kept out of line: inlined into the dispatching
+/// `Lookup::lookup`, its register saves made every backend's call pay for them (a push and
+/// a pop of three registers around the jump to the SIMD walk, about a tenth of a single
+/// lookup), and out of line the dispatch is a bare jump whatever the backend.
+///
+/// # Safety
+/// As for [`one`].
+#[inline(never)]
+pub unsafe fn one_portable<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<NextHop> {
+    // SAFETY: caller's contract.
+    unsafe { one(t, s, addr) }
+}
+
 /// One lookup through `v`.
 ///
 /// # Safety

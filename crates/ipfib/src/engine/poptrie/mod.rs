@@ -314,11 +314,11 @@ impl<A: Family> Lookup<A> for Poptrie<A> {
             },
             // SAFETY: the portable token checks every index.
             (Leaves::Narrow(l), Dispatch::Portable(c)) => unsafe {
-                walk::answer(self.view(l), c, addr)
+                walk::answer_portable(self.view(l), c, addr)
             },
             // SAFETY: as above.
             (Leaves::Wide(l), Dispatch::Portable(c)) => unsafe {
-                walk::answer(self.view(l), c, addr)
+                walk::answer_portable(self.view(l), c, addr)
             },
         }
     }

@@ -176,6 +176,22 @@ pub unsafe fn answer<A: Family, L: LeafWord, C: Cpu>(
     }
 }
 
+/// [`answer`] kept out of line, for the portable search: inlined into the dispatching
+/// `Lookup::lookup`, its register saves made every backend's call pay for them (see PlanB's
+/// `walk::one_portable`).
+///
+/// # Safety
+/// As for [`one`].
+#[inline(never)]
+pub unsafe fn answer_portable<A: Family, L: LeafWord, C: Cpu>(
+    v: View<'_, L>,
+    c: C,
+    addr: A,
+) -> Option<NextHop> {
+    // SAFETY: caller's contract.
+    unsafe { answer(v, c, addr) }
+}
+
 /// The walk state of one group.
 #[derive(Clone, Copy)]
 struct Group<A> {
