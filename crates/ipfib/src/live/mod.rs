@@ -73,6 +73,7 @@ use crate::route_table::NextHop;
 use crate::table::Table;
 use current::Current;
 use rebuilder::{lock, Queue, Routes, Shared};
+use snapshot::Engine;
 use update::Families;
 
 /// How a [`LiveFib`] publishes.
@@ -147,8 +148,8 @@ impl LiveFib {
         let first = Snapshot {
             version: 0,
             engine: info.name(),
-            v4: Arc::from(info.build(table.v4(), &options.build)?),
-            v6: Arc::from(info.build(table.v6(), &options.build)?),
+            v4: Engine::new(info.build(table.v4(), &options.build)?),
+            v6: Engine::new(info.build(table.v6(), &options.build)?),
         };
         let families = Families {
             engine: info.name(),

@@ -1,13 +1,11 @@
 //! [`Reader`]: a per-thread handle that looks up in the current version without locking.
 
 use std::net::IpAddr;
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 use super::current::Current;
+use super::snapshot::Engine;
 use super::Snapshot;
-use crate::addr::Address;
-use crate::engine::Lookup;
 use crate::error::LookupError;
 use crate::route_table::NextHop;
 
@@ -30,54 +28,17 @@ pub struct Reader {
     /// The version held (`snapshot.version()`).
     version: u64,
     snapshot: Arc<Snapshot>,
-    v4: Held<u32>,
-    v6: Held<u128>,
+    v4: Engine<u32>,
+    v6: Engine<u128>,
 }
-
-/// One family's engine of the version a reader holds: the `Arc` that keeps it alive and the
-/// engine's address, found once when the version is taken.
-///
-/// Reaching an engine through `Arc<dyn Lookup>` costs every call the start of the unsized
-/// value, computed from the vtable's alignment (a load and three instructions); a reference
-/// kept in a `Box` inside the `Arc` costs a dependent load instead. Either is a tenth of a
-/// single IPv4 lookup. With the address kept here, the call is what a static engine's is:
-/// single lookups through a reader went from 88 % to 96 % of the static engine's rate
-/// (bart-tier1, `live_single`, alternating rounds; the `Box` variant measured 86 %).
-struct Held<A: Address> {
-    /// Keeps the engine alive (the snapshot holds it too, but a `Held` is sound on its own).
-    _engine: Arc<dyn Lookup<A>>,
-    at: NonNull<dyn Lookup<A>>,
-}
-
-impl<A: Address> Held<A> {
-    fn new(engine: &Arc<dyn Lookup<A>>) -> Self {
-        let engine = Arc::clone(engine);
-        let at = NonNull::from(&*engine);
-        Held {
-            _engine: engine,
-            at,
-        }
-    }
-
-    #[inline(always)]
-    fn get(&self) -> &dyn Lookup<A> {
-        // SAFETY: `at` is the address of the engine that `self._engine` keeps alive: both are
-        // set together in `new` and never changed apart, and engines are never mutated.
-        unsafe { self.at.as_ref() }
-    }
-}
-
-// SAFETY: a `Held` is an `Arc<dyn Lookup<A>>` and a pointer to the same engine; engines are
-// `Send + Sync`, so sending a `Held` to another thread is sending the `Arc`.
-unsafe impl<A: Address> Send for Held<A> {}
 
 impl Reader {
     pub(super) fn new(current: Arc<Current>) -> Self {
         let snapshot = current.load_full();
         Reader {
             version: snapshot.version,
-            v4: Held::new(&snapshot.v4),
-            v6: Held::new(&snapshot.v6),
+            v4: snapshot.v4.clone(),
+            v6: snapshot.v6.clone(),
             snapshot,
             current,
         }
@@ -97,8 +58,8 @@ impl Reader {
     fn take_published(&mut self) {
         let snapshot = self.current.load_full();
         self.version = snapshot.version;
-        self.v4 = Held::new(&snapshot.v4);
-        self.v6 = Held::new(&snapshot.v6);
+        self.v4 = snapshot.v4.clone();
+        self.v6 = snapshot.v6.clone();
         self.snapshot = snapshot;
     }
 

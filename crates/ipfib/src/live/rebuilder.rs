@@ -12,10 +12,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use super::current::Current;
+use super::snapshot::Engine;
 use super::update::{Families, Op};
 use super::Snapshot;
 use crate::addr::Address;
-use crate::engine::{BuildOptions, EngineInfo, Lookup};
+use crate::engine::{BuildOptions, EngineInfo};
 use crate::error::BuildError;
 use crate::prefix::Prefix;
 use crate::route_table::RouteTable;
@@ -290,11 +291,11 @@ fn next_work(shared: &Shared) -> Option<Work> {
 fn compact(shared: &Shared, settled: bool) -> bool {
     let interrupted = || updates_waiting(shared);
     let prev = shared.current.load_full();
-    let v4 = prev.v4.compact(&shared.build, settled, &interrupted);
+    let v4 = prev.v4.get().compact(&shared.build, settled, &interrupted);
     let v6 = if interrupted() {
         None
     } else {
-        prev.v6.compact(&shared.build, settled, &interrupted)
+        prev.v6.get().compact(&shared.build, settled, &interrupted)
     };
     let (v4, v6) = (v4.and_then(Result::ok), v6.and_then(Result::ok));
     if v4.is_none() && v6.is_none() {
@@ -304,8 +305,8 @@ fn compact(shared: &Shared, settled: bool) -> bool {
     shared.current.store(Snapshot {
         version: prev.version + 1,
         engine: prev.engine,
-        v4: v4.map_or_else(|| Arc::clone(&prev.v4), Arc::from),
-        v6: v6.map_or_else(|| Arc::clone(&prev.v6), Arc::from),
+        v4: v4.map_or_else(|| prev.v4.clone(), Engine::new),
+        v6: v6.map_or_else(|| prev.v6.clone(), Engine::new),
     });
     true
 }
@@ -364,18 +365,18 @@ fn publish(shared: &Shared, ops: Vec<Op>) -> Result<Option<Publish>, BuildError>
 /// engine's own partial rebuild, else a build from scratch.
 fn rebuild<A: Address>(
     shared: &Shared,
-    prev: &Arc<dyn Lookup<A>>,
+    prev: &Engine<A>,
     table: &RouteTable<A>,
     changed: &mut Vec<Prefix<A>>,
-) -> Result<Arc<dyn Lookup<A>>, BuildError> {
+) -> Result<Engine<A>, BuildError> {
     if changed.is_empty() {
-        return Ok(Arc::clone(prev));
+        return Ok(prev.clone());
     }
     changed.sort_unstable();
     changed.dedup();
-    let built = match prev.rebuild(table, changed, &shared.build) {
+    let built = match prev.get().rebuild(table, changed, &shared.build) {
         Some(partial) => partial?,
         None => shared.engine.build(table, &shared.build)?,
     };
-    Ok(Arc::from(built))
+    Ok(Engine::new(built))
 }
