@@ -27,6 +27,7 @@ filters=(
     engine::backend::
     engine::registry::
     fib::routes::
+    live::snapshot::
     table::
     interval::
     prefix::

@@ -156,3 +156,32 @@ impl fmt::Debug for Snapshot {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::reference::Reference;
+    use crate::engine::{Build, BuildOptions};
+    use crate::prefix::Prefix;
+    use crate::route_table::RouteTable;
+
+    /// The address an `Engine` keeps stays valid for every handle however the handles are
+    /// cloned, dropped and sent (run under Miri by `scripts/miri.sh`).
+    #[test]
+    fn engine_handles_share_one_engine() {
+        let table: RouteTable<u32> = [(Prefix::new(0x0a00_0000, 8).unwrap(), 7)]
+            .into_iter()
+            .collect();
+        let built = Reference::build(&table, &BuildOptions::default()).unwrap();
+        let first = Engine::new(Box::new(built));
+        let second = first.clone();
+        drop(first);
+        assert_eq!(second.get().lookup(0x0a01_0203), Some(7));
+        let third = second.clone();
+        let answer = std::thread::spawn(move || third.get().lookup(0x0b00_0000))
+            .join()
+            .unwrap();
+        assert_eq!(answer, None);
+        assert_eq!(second.get().lookup(0x0aff_ffff), Some(7));
+    }
+}
