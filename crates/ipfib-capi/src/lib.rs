@@ -18,6 +18,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
+// An error and its causes, as one line.
+use ipfib::error::one_line as describe;
 use ipfib::Fib;
 
 /// An opened forwarding table (both families).
@@ -39,21 +41,6 @@ unsafe fn write_err(err: *mut c_char, errlen: usize, msg: &str) {
         std::ptr::copy_nonoverlapping(msg.as_ptr(), err.cast::<u8>(), n);
         *err.add(n) = 0;
     }
-}
-
-/// An error and its causes, as one line.
-fn describe(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !s.contains(&text) {
-            s.push_str(": ");
-            s.push_str(&text);
-        }
-        cause = c.source();
-    }
-    s
 }
 
 /// A C string argument (`None` for NULL).

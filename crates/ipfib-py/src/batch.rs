@@ -74,70 +74,62 @@ impl Input {
 
     /// Next hops, `miss` where no route matches.
     pub fn lookup_raw(&self, fib: &Fib, miss: u32) -> Result<Vec<u32>, LookupError> {
-        match self {
-            Input::V4(a) => {
-                let mut out = vec![0; a.len()];
-                fib.lookup_v4_batch(a, &mut out, miss)?;
-                Ok(out)
-            }
-            Input::V6(a) => {
-                let mut out = vec![0; a.len()];
-                fib.lookup_v6_batch(a, &mut out, miss)?;
-                Ok(out)
-            }
-            Input::Mixed {
-                len,
-                v4,
-                v4_at,
-                v6,
-                v6_at,
-            } => {
-                let mut out = vec![0; *len];
-                let mut part = vec![0; v4.len()];
-                fib.lookup_v4_batch(v4, &mut part, miss)?;
-                scatter(&mut out, v4_at, &part);
-                let mut part = vec![0; v6.len()];
-                fib.lookup_v6_batch(v6, &mut part, miss)?;
-                scatter(&mut out, v6_at, &part);
-                Ok(out)
-            }
-        }
+        self.per_family(
+            0,
+            |a, out| fib.lookup_v4_batch(a, out, miss),
+            |a, out| fib.lookup_v6_batch(a, out, miss),
+        )
     }
 
     /// Next hops (0 where none) and whether a route matched.
     pub fn lookup_mask(&self, fib: &Fib) -> Result<(Vec<u32>, Vec<bool>), LookupError> {
-        let answers = match self {
-            Input::V4(a) => {
-                let mut out = vec![None; a.len()];
-                fib.v4().lookup_batch(a, &mut out)?;
-                out
-            }
-            Input::V6(a) => {
-                let mut out = vec![None; a.len()];
-                fib.v6().lookup_batch(a, &mut out)?;
-                out
-            }
-            Input::Mixed {
-                len,
-                v4,
-                v4_at,
-                v6,
-                v6_at,
-            } => {
-                let mut out = vec![None; *len];
-                let mut part = vec![None; v4.len()];
-                fib.v4().lookup_batch(v4, &mut part)?;
-                scatter(&mut out, v4_at, &part);
-                let mut part = vec![None; v6.len()];
-                fib.v6().lookup_batch(v6, &mut part)?;
-                scatter(&mut out, v6_at, &part);
-                out
-            }
-        };
+        let answers = self.per_family(
+            None,
+            |a, out| fib.v4().lookup_batch(a, out),
+            |a, out| fib.v6().lookup_batch(a, out),
+        )?;
         Ok((
             answers.iter().map(|a| a.unwrap_or(0)).collect(),
             answers.iter().map(Option::is_some).collect(),
         ))
+    }
+
+    /// Runs a batch lookup per family (`v4`, `v6`: fill `out` for the addresses) and returns
+    /// the answers in input order, `blank` before they are written.
+    fn per_family<T: Copy>(
+        &self,
+        blank: T,
+        v4: impl FnOnce(&[u32], &mut [T]) -> Result<(), LookupError>,
+        v6: impl FnOnce(&[u128], &mut [T]) -> Result<(), LookupError>,
+    ) -> Result<Vec<T>, LookupError> {
+        match self {
+            Input::V4(a) => {
+                let mut out = vec![blank; a.len()];
+                v4(a, &mut out)?;
+                Ok(out)
+            }
+            Input::V6(a) => {
+                let mut out = vec![blank; a.len()];
+                v6(a, &mut out)?;
+                Ok(out)
+            }
+            Input::Mixed {
+                len,
+                v4: a4,
+                v4_at,
+                v6: a6,
+                v6_at,
+            } => {
+                let mut out = vec![blank; *len];
+                let mut part = vec![blank; a4.len()];
+                v4(a4, &mut part)?;
+                scatter(&mut out, v4_at, &part);
+                let mut part = vec![blank; a6.len()];
+                v6(a6, &mut part)?;
+                scatter(&mut out, v6_at, &part);
+                Ok(out)
+            }
+        }
     }
 }
 

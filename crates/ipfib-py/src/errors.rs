@@ -5,19 +5,7 @@ use pyo3::prelude::*;
 
 /// An error and its causes as one line (the causes only where the message does not already
 /// quote them).
-pub fn describe(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !s.contains(&text) {
-            s.push_str(": ");
-            s.push_str(&text);
-        }
-        cause = c.source();
-    }
-    s
-}
+pub use ipfib::error::one_line as describe;
 
 /// An engine that cannot be built, or an unknown engine name: ValueError.
 pub fn build(e: ipfib::BuildError) -> PyErr {

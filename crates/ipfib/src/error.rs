@@ -4,6 +4,23 @@
 //! failure is one of these. Every enum is `#[non_exhaustive]`, so new failure kinds can be added
 //! without breaking callers that match on them.
 
+/// An error and its causes as one line, for surfaces that carry a single message (a Python
+/// exception, a C error buffer): each cause is appended after `": "` unless the message so
+/// far already quotes it.
+pub fn one_line(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !s.contains(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
+        cause = c.source();
+    }
+    s
+}
+
 /// Why a prefix was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -209,4 +226,30 @@ pub enum OpenError {
     /// No SIMD backend could be set up (see [`BuildError::BackendUnavailable`]).
     #[error(transparent)]
     Build(#[from] BuildError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot load table.txt")]
+    struct Load(#[source] std::io::Error);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("line 3: {0}")]
+    struct Quoting(#[source] PrefixError);
+
+    #[test]
+    fn one_line_appends_the_causes_a_message_does_not_quote() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        assert_eq!(one_line(&Load(io)), "cannot load table.txt: no such file");
+        let quoted = Quoting(PrefixError::LengthTooLong { len: 40, max: 32 });
+        let text = one_line(&quoted);
+        assert_eq!(
+            text,
+            quoted.to_string(),
+            "the cause is quoted once, not twice"
+        );
+    }
 }
