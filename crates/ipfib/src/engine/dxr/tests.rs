@@ -16,7 +16,7 @@ fn table(routes: &[(&str, NextHop)]) -> RouteTable<u32> {
 
 /// Every address of `addrs`, plus every route's edges and outside neighbours, for preset `P`
 /// with every backend: single lookups, batches into `Option`s (full 32-lane groups and a
-/// remainder) and raw batches with a miss value.
+/// remainder) and raw batches with a miss value, through each batch walk.
 fn agrees<P: Preset>(t: &RouteTable<u32>, addrs: &[u32]) -> Dxr<P> {
     let mut all: Vec<u32> = addrs.to_vec();
     for (p, _) in t.iter() {
@@ -36,13 +36,18 @@ fn agrees<P: Preset>(t: &RouteTable<u32>, addrs: &[u32]) -> Dxr<P> {
         let label = format!("{}/{backend}", P::NAME);
         let single: Vec<_> = all.iter().map(|&a| dxr.lookup(a)).collect();
         assert_eq!(single, want, "{label} single");
-        let mut batch = vec![Some(0x5eed); all.len()];
-        dxr.lookup_batch(&all, &mut batch).unwrap();
-        assert_eq!(batch, want, "{label} batch");
-        let mut raw = vec![7; all.len()];
-        dxr.lookup_batch_raw(&all, &mut raw, 0xdead_beef).unwrap();
         let want_raw: Vec<_> = want.iter().map(|w| w.unwrap_or(0xdead_beef)).collect();
-        assert_eq!(raw, want_raw, "{label} raw");
+        // Every batch walk, whichever a block would pick.
+        let mut dxr = dxr;
+        for walk in [BatchWalk::Pipeline, BatchWalk::Stream, BatchWalk::Adaptive] {
+            dxr.batch_walk = walk;
+            let mut batch = vec![Some(0x5eed); all.len()];
+            dxr.lookup_batch(&all, &mut batch).unwrap();
+            assert_eq!(batch, want, "{label} batch, {walk:?}");
+            let mut raw = vec![7; all.len()];
+            dxr.lookup_batch_raw(&all, &mut raw, 0xdead_beef).unwrap();
+            assert_eq!(raw, want_raw, "{label} raw, {walk:?}");
+        }
         last = Some(dxr);
     }
     last.expect("scalar is always available")
@@ -281,4 +286,29 @@ fn every_address_of_a_dense_chunk() {
     }
     let all: Vec<u32> = (0..=0xffffu32).map(|i| 0x0a05_0000 | i).collect();
     both(&t, &all);
+}
+
+#[test]
+fn blocks_of_one_batch_pick_their_own_walk() {
+    // 10.5.0.0/16 is split by many routes (searched); 20.0.0.0/8 covers whole chunks
+    // (resolved). Blocks alternate between the two, so the adaptive walk streams some blocks
+    // and pipelines the others within one call.
+    let mut t = table(&[("20.0.0.0/8", 3)]);
+    for i in 0..200u32 {
+        t.insert(Prefix::covering(0x0a05_0000 | i << 8, 24), i);
+    }
+    let searched = |i: u32| 0x0a05_0000 | (i * 97) & 0xffff;
+    let resolved = |i: u32| 0x1400_0000 | (i * 7919) & 0xff_ffff;
+    let addrs: Vec<u32> = (0..3 * BLOCK as u32 + 17)
+        .map(|i| {
+            if (i as usize / BLOCK).is_multiple_of(2) {
+                searched(i)
+            } else {
+                resolved(i)
+            }
+        })
+        .collect();
+    let dxr = agrees::<D16R>(&t, &addrs);
+    assert!(!dxr.streams(&addrs[..BLOCK]), "a searched block pipelines");
+    assert!(dxr.streams(&addrs[BLOCK..]), "a resolved block streams");
 }

@@ -16,6 +16,11 @@
 //! the walk is bound by its instructions (two dependent SIMD searches and the selects that
 //! keep lanes uniform), not by misses.
 //!
+//! A block of a batch that mostly ends in the direct table (uniform traces: about three
+//! lookups in four) takes [`stream`] instead: prefetched single lookups that stop at a resolved
+//! entry, where the pipeline would search the dummy chunk for those lanes too (`BatchWalk` in
+//! the parent module picks per block).
+//!
 //! Every function here is `unsafe`: the SIMD tokens read without bounds checks, which is sound
 //! only on a structure that satisfies the invariants `Dxr::validate` checks (every `Dxr` does).
 
@@ -318,6 +323,49 @@ unsafe fn batch_of<P: Preset, S: Search, O: Output, const WIDE: bool>(
     }
 }
 
+/// How far ahead [`stream`] prefetches direct entries.
+const AHEAD: usize = 16;
+
+/// A batch as a stream of single lookups, each address's direct entry prefetched [`AHEAD`]
+/// addresses early, and a resolved entry answered at once: a branch, which predicts when most
+/// entries are resolved. For blocks that mostly end in the direct table, where the uniform
+/// pipeline of [`batch`] would search the dummy chunk for every such lane. (Reading entries
+/// ahead too and prefetching their chunks' first lines measured no faster on matched traces
+/// and 5-12 % slower on uniform ones: BENCHMARKS.md.)
+///
+/// # Safety
+/// `t` satisfies the structure invariants.
+#[inline(always)]
+pub unsafe fn stream<P: Preset, S: Search, O: Output>(
+    t: &Dxr<P>,
+    s: S,
+    addrs: &[u32],
+    out: &mut [O],
+    miss: NextHop,
+) {
+    let (direct, hops) = (&*t.direct, &*t.hops);
+    let chunk = |a: u32| (a >> (32 - P::K)) as usize;
+    for (i, (&a, o)) in addrs.iter().zip(out.iter_mut()).enumerate() {
+        if let Some(&ahead) = addrs.get(i + AHEAD) {
+            s.prefetch(direct.as_ptr().wrapping_add(chunk(ahead)));
+        }
+        // SAFETY: a chunk number is below `direct.len()`; a resolved entry's index and every
+        // index `index` returns are below `hops.len()`; `wide` and `steps` are the table's
+        // (structure invariants).
+        unsafe {
+            let e = Entry(s.at(direct, chunk(a)));
+            let x = if e.is_resolved() {
+                e.hop()
+            } else if t.wide {
+                index::<P, S, true>(s, &t.ranges, t.steps, e, a)
+            } else {
+                index::<P, S, false>(s, &t.ranges, t.steps, e, a)
+            };
+            *o = O::from_hop(s.at(hops, x as usize), x, miss);
+        }
+    }
+}
+
 /// The walks compiled with each SIMD instruction set enabled, so the window search inlines.
 #[cfg(target_arch = "x86_64")]
 pub mod x86 {
@@ -338,6 +386,22 @@ pub mod x86 {
     ) {
         // SAFETY: caller's contract.
         unsafe { batch(t, s, addrs, out, miss) }
+    }
+
+    /// [`stream`] with AVX-512 enabled.
+    ///
+    /// # Safety
+    /// As for [`batch_avx512`].
+    #[target_feature(enable = "avx512f,avx512bw,popcnt,bmi2")]
+    pub unsafe fn stream_avx512<P: Preset, O: Output>(
+        t: &Dxr<P>,
+        s: Avx512,
+        addrs: &[u32],
+        out: &mut [O],
+        miss: NextHop,
+    ) {
+        // SAFETY: caller's contract.
+        unsafe { stream(t, s, addrs, out, miss) }
     }
 
     /// Single lookup with AVX-512 enabled.
@@ -364,6 +428,22 @@ pub mod x86 {
     ) {
         // SAFETY: caller's contract.
         unsafe { batch(t, s, addrs, out, miss) }
+    }
+
+    /// [`stream`] with AVX2 enabled.
+    ///
+    /// # Safety
+    /// As for [`batch_avx512`].
+    #[target_feature(enable = "avx2,popcnt,bmi2")]
+    pub unsafe fn stream_avx2<P: Preset, O: Output>(
+        t: &Dxr<P>,
+        s: Avx2,
+        addrs: &[u32],
+        out: &mut [O],
+        miss: NextHop,
+    ) {
+        // SAFETY: caller's contract.
+        unsafe { stream(t, s, addrs, out, miss) }
     }
 
     /// Single lookup with AVX2 enabled.
