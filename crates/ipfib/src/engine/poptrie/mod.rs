@@ -202,6 +202,7 @@ impl<A: Family> Poptrie<A> {
         &self.levels
     }
 
+    #[inline(always)]
     fn view<'t, L>(&'t self, leaves: &'t [L]) -> View<'t, L> {
         View {
             bits: self.bits,
@@ -305,20 +306,20 @@ impl<A: Family> Lookup<A> for Poptrie<A> {
             // SAFETY: the token exists only on a CPU with the features the function enables,
             // and every `Poptrie` satisfies the invariants the unchecked walk relies on.
             (Leaves::Narrow(l), Dispatch::X86(c)) => unsafe {
-                walk::x86::answer_x86(self.view(l), c, addr)
+                walk::x86::answer_x86(self, l, c, addr)
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             (Leaves::Wide(l), Dispatch::X86(c)) => unsafe {
-                walk::x86::answer_x86(self.view(l), c, addr)
+                walk::x86::answer_x86(self, l, c, addr)
             },
             // SAFETY: the portable token checks every index.
             (Leaves::Narrow(l), Dispatch::Portable(c)) => unsafe {
-                walk::answer_portable(self.view(l), c, addr)
+                walk::answer_portable(self, l, c, addr)
             },
             // SAFETY: as above.
             (Leaves::Wide(l), Dispatch::Portable(c)) => unsafe {
-                walk::answer_portable(self.view(l), c, addr)
+                walk::answer_portable(self, l, c, addr)
             },
         }
     }

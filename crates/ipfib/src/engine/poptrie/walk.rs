@@ -28,6 +28,7 @@
 use std::hint::select_unpredictable;
 
 use super::layout::{Family, LeafWord, Node, LEAF_TAG, STRIDE};
+use super::Poptrie;
 use crate::route_table::NextHop;
 
 /// Lookups per group of the batched walk (one bit each in a `u64` mask).
@@ -178,18 +179,20 @@ pub unsafe fn answer<A: Family, L: LeafWord, C: Cpu>(
 
 /// [`answer`] kept out of line, for the portable search: inlined into the dispatching
 /// `Lookup::lookup`, its register saves made every backend's call pay for them (see PlanB's
-/// `walk::one_portable`).
+/// `walk::one_portable`). The single walks take the trie and its leaves rather than a
+/// [`View`]: a `View` passed by value is nine words copied to the stack on every call.
 ///
 /// # Safety
 /// As for [`one`].
 #[inline(never)]
 pub unsafe fn answer_portable<A: Family, L: LeafWord, C: Cpu>(
-    v: View<'_, L>,
+    t: &Poptrie<A>,
+    leaves: &[L],
     c: C,
     addr: A,
 ) -> Option<NextHop> {
     // SAFETY: caller's contract.
-    unsafe { answer(v, c, addr) }
+    unsafe { answer(t.view(leaves), c, addr) }
 }
 
 /// The walk state of one group.
@@ -419,11 +422,12 @@ pub mod x86 {
     /// As for [`one`].
     #[target_feature(enable = "popcnt,bmi1,bmi2")]
     pub unsafe fn answer_x86<A: Family, L: LeafWord>(
-        v: View<'_, L>,
+        t: &Poptrie<A>,
+        leaves: &[L],
         c: X86,
         addr: A,
     ) -> Option<NextHop> {
         // SAFETY: caller's contract.
-        unsafe { answer(v, c, addr) }
+        unsafe { answer(t.view(leaves), c, addr) }
     }
 }
