@@ -246,6 +246,9 @@ impl<P: Preset> Dxr<P> {
         }
     }
 
+    /// The stream walk for the backend in use. A function of its own per backend, like
+    /// [`Dxr::pipeline_into`]: with both walks inlined into one `target_feature` function the
+    /// stream ran ~10 % slower (bart-tier1 uniform, 211–215 against 237 M/s).
     fn stream_into<O: walk::Output>(&self, addrs: &[u32], out: &mut [O], miss: NextHop) {
         match self.dispatch {
             #[cfg(target_arch = "x86_64")]
@@ -260,6 +263,7 @@ impl<P: Preset> Dxr<P> {
         }
     }
 
+    /// The pipeline walk for the backend in use.
     fn pipeline_into<O: walk::Output>(&self, addrs: &[u32], out: &mut [O], miss: NextHop) {
         match self.dispatch {
             #[cfg(target_arch = "x86_64")]
