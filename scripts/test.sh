@@ -43,6 +43,8 @@ run_tests() {
 
 run_step "format" cargo fmt --all -- --check
 run_step "clippy" cargo clippy --workspace --all-targets -- -D warnings
+# The API documentation: no broken or private intra-doc links.
+run_step "docs" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 run_step "tests" run_tests
 # The C library: example and tests compiled with the system cc against the checked-in header
 # (its freshness is the ipfib-capi `header_is_fresh` test above).

@@ -210,7 +210,7 @@ unsafe fn report(found: std::thread::Result<Option<u32>>, next_hop: *mut u32) ->
     }
 }
 
-/// Bulk: next_hops[i] = the answer for addrs[i], or miss when no route matches.
+/// Bulk: `next_hops[i]` = the answer for `addrs[i]`, or `miss` when no route matches.
 ///
 /// # Safety
 /// `fib` is a live table; `addrs` points to `n` readable and `next_hops` to `n` writable

@@ -3,7 +3,7 @@
 //! Output errors: a reader that goes away (`ipfib ... | head`) ends the command quietly with
 //! status 0; any other failure to write standard output (a full disk, `> /dev/full`) is an
 //! error, status 1. Messages on standard error never fail the command and never panic: they go
-//! through [`note!`], which ignores write errors (a closed or broken stderr).
+//! through `note!`, which ignores write errors (a closed or broken stderr).
 
 use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
 use std::process::ExitCode;

@@ -23,10 +23,10 @@
 //!
 //! ## Native bulk lookups
 //!
-//! Each wrapper also implements [`NativeBulk`]: DPDK's bulk lookup fed in DPDK's own layout
+//! Each wrapper also implements `native::NativeBulk`: DPDK's bulk lookup fed in DPDK's own layout
 //! (IPv6 as 16 network-order bytes, IPv4 as host-order `u32`s) into an array of DPDK's
 //! next-hop type, with no conversion per call, as a DPDK application calls it; and it tells
-//! which lookup function DPDK selected ([`BulkLookup`]). Benchmarks time this path.
+//! which lookup function DPDK selected (`native::BulkLookup`). Benchmarks time this path.
 //!
 //! Everything that calls DPDK needs the `dpdk` feature (and `libdpdk-dev`, see
 //! `scripts/install-dpdk.sh`). Without it the crate has only [`sizing`] and [`DpdkError`], and

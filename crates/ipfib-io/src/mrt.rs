@@ -1,7 +1,7 @@
 //! MRT RIB dumps (RFC 6396 TABLE_DUMP and TABLE_DUMP_V2) as FIB input.
 //!
 //! A RIB dump is what route collectors (RIPE RIS, RouteViews) publish: every peer's path for
-//! every prefix. [`load`] turns one into a [`Table`](crate::Table) by choosing one path per prefix
+//! every prefix. [`load`] turns one into a [`Table`] by choosing one path per prefix
 //! ([`PeerChoice`]) and one number per path ([`ValueKind`]); [`RibReader`] gives every path, for
 //! tools that want more. Record bodies are decoded by bgpkit-parser; framing, offsets and
 //! consistency checks are ours (module `frame`), so a truncated or corrupt file is an error naming

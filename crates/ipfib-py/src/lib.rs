@@ -1,7 +1,7 @@
 //! # ipfib-py — ipfib for Python
 //!
 //! The extension module `ipfib._ipfib` behind the Python package `ipfib` (built with maturin:
-//! see `pyproject.toml`). It offers [`table::PyTable`] (`ipfib.Table`), a longest-prefix-match
+//! see `pyproject.toml`). It offers `table::PyTable` (`ipfib.Table`), a longest-prefix-match
 //! mapping familiar to pytricia users, whose batch lookups take NumPy arrays or sequences of
 //! strings and run the engine with the interpreter released, and which pickles as flat arrays
 //! (the saved-table format). Modules: `keys` (Python keys as addresses and prefixes), `parse`

@@ -134,7 +134,7 @@ pub struct Options {
     pub seed: u64,
 
     /// Modes to measure (comma-separated). throughput: independent lookups over the trace.
-    /// latency: lookup i uses trace[i] XOR (answer[i-1] & 1), a data dependency the CPU cannot
+    /// latency: lookup i uses `trace[i] XOR (answer[i-1] & 1)`, a data dependency the CPU cannot
     /// run ahead of (DXR's SEQ; single path only). repeated: the first count/8 addresses in
     /// windows of 8, each window looked up 8 times round-robin (DXR's REP).
     #[arg(long, value_delimiter = ',', default_value = "throughput")]

@@ -5,9 +5,9 @@
 //!   [`Backend`] where the engine has several).
 //! * [`Lookup`] answers: one address, a batch into `Option`s, or a batch into a plain `u32`
 //!   array with a chosen "no route" value (the layout C, DPDK and NumPy callers use).
-//! * The [`registry`] names every engine, so the CLI, the benchmarks and the conformance tests
-//!   enumerate engines instead of listing them: adding an engine is one module and one
-//!   registry line.
+//! * The registry ([`engines`], [`by_name`]) names every engine, so the CLI, the benchmarks
+//!   and the conformance tests enumerate engines instead of listing them: adding an engine is
+//!   one module and one registry line.
 //!
 //! The family bound everywhere is [`Address`] (`u32` = IPv4, `u128` = IPv6). An engine that
 //! supports one family only registers [`Absent`] for the other, which builds an empty table and

@@ -356,7 +356,7 @@ impl<A: Family> Lookup<A> for PlanB<A> {
     }
 
     /// One compaction step (`partial`): the live trees of the emptiest segments, at most
-    /// [`COMPACT_BUDGET`] lines, copied into one new segment; once settled, every tree copied
+    /// `COMPACT_BUDGET` lines, copied into one new segment; once settled, every tree copied
     /// into one segment, so lookups take the one-segment walk again (a few ms on the largest
     /// tables: both kinds of step poll `interrupted` every few thousand chunks).
     fn compact(
