@@ -8,12 +8,14 @@
 //! * `properties`: random tables biased to the hard cases, and large tables of every tree
 //!   depth.
 //! * `real_tables`: every real table of the shared data set.
+//! * `rebuilds`: the structures partial rebuilds and compaction steps make (live tables).
 //! * this file: the registry's and the traits' contracts (families an engine does not
 //!   support, batch length errors, backends, validation, descriptions).
 
 mod edge_cases;
 mod properties;
 mod real_tables;
+mod rebuilds;
 mod support;
 
 use ipfib::engine::{self, Absent, Build, BuildOptions, EngineInfo, Lookup};

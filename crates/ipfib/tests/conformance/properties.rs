@@ -14,7 +14,7 @@ use crate::support::{check_table, inside, probes, reference_answers, Plan, THORO
 /// One raw route request `(shape, address bits, length pick, next-hop pick)`; `shape` picks how
 /// the address is derived, so tables get nesting, shared starts, adjacency on both sides,
 /// duplicates, the top of the space and the /32, /48, /64 boundaries.
-type Raw = (u8, u128, u8, u32);
+pub type Raw = (u8, u128, u8, u32);
 
 /// Lengths a third of the routes get: the family's edges and the layout's boundaries (the
 /// 16-bit direct table, IPv4's /32, IPv6's /48 cells and /64), and beyond /64 for IPv6.
