@@ -73,3 +73,45 @@ pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> String {
 pub fn shared_data() -> Option<PathBuf> {
     ipfib_testdata::shared_data()
 }
+
+/// The routes of a gzipped text table counted independently of the project's readers: each
+/// line's first field parsed with `std::net` and its host bits cleared, so a prefix written
+/// twice counts once. Returns the distinct prefixes per family (`[IPv4, IPv6]`) and, per
+/// family, how many there are of each length.
+pub fn count_text_table(path: &Path) -> ([usize; 2], [Vec<usize>; 2]) {
+    use std::collections::HashSet;
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).unwrap();
+    let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(file));
+    let mut seen: [HashSet<(u128, u8)>; 2] = [HashSet::new(), HashSet::new()];
+    for line in reader.lines() {
+        let line = line.unwrap();
+        let Some(field) = line
+            .split('#')
+            .next()
+            .and_then(|l| l.split_whitespace().next())
+        else {
+            continue;
+        };
+        let (addr, len) = field.split_once('/').expect("address/length");
+        let len: u8 = len.parse().unwrap();
+        let (family, bits, width) = match addr.parse::<std::net::IpAddr>().unwrap() {
+            std::net::IpAddr::V4(a) => (0, u128::from(u32::from(a)), 32),
+            std::net::IpAddr::V6(a) => (1, u128::from(a), 128),
+        };
+        let host = u32::from(width - len);
+        let network = if host >= 128 { 0 } else { bits >> host << host };
+        seen[family].insert((network, len));
+    }
+    let lengths = |s: &HashSet<(u128, u8)>, width: usize| {
+        let mut v = vec![0; width + 1];
+        for &(_, len) in s {
+            v[usize::from(len)] += 1;
+        }
+        v
+    };
+    (
+        [seen[0].len(), seen[1].len()],
+        [lengths(&seen[0], 32), lengths(&seen[1], 128)],
+    )
+}

@@ -18,7 +18,7 @@ mod real_tables;
 mod rebuilds;
 mod support;
 
-use ipfib::engine::{self, Absent, Build, BuildOptions, EngineInfo, Lookup};
+use ipfib::engine::{self, Absent, Build, BuildOptions, DetailValue, EngineInfo, Lookup};
 use ipfib::{Address, Backend, BuildError, NextHop, Prefix, RouteTable};
 
 use support::{
@@ -224,11 +224,18 @@ fn an_unavailable_backend_is_an_error_or_ignored_never_a_crash() {
 }
 
 /// `describe()` names are `snake_case` and unique (they are JSON keys in `ipfib stats`), and
-/// `memory_bytes()` answers, for every engine and backend.
+/// the sizes an engine reports in bytes add up to `memory_bytes()`, for every engine and
+/// backend.
 #[test]
 fn descriptions_are_snake_case_json_keys() {
     fn family<A: Address>() {
-        for table in [RouteTable::<A>::new(), one_route::<A>()] {
+        // Long and host routes too, so an engine's second stage (if any) has bytes to report.
+        let mut several = one_route::<A>();
+        for (len, hop) in [(A::BITS, 2), (A::BITS - 1, 3), (A::BITS / 2 + 1, 4)] {
+            several.insert(Prefix::covering(A::MAX, len), hop);
+            several.insert(Prefix::covering(A::ZERO, len), hop);
+        }
+        for table in [RouteTable::<A>::new(), one_route::<A>(), several] {
             for s in subjects(&table) {
                 let details = s.engine.describe();
                 for (i, d) in details.iter().enumerate() {
@@ -247,9 +254,24 @@ fn descriptions_are_snake_case_json_keys() {
                         s.label,
                         d.name
                     );
-                    let _ = d.value.to_string();
+                    assert!(!d.value.to_string().is_empty(), "{}: {}", s.label, d.name);
                 }
-                let _ = s.engine.memory_bytes();
+                // The parts an engine reports in bytes are its memory, split: they add up.
+                let parts: Vec<u64> = details
+                    .iter()
+                    .filter_map(|d| match d.value {
+                        DetailValue::Bytes(b) => Some(b),
+                        _ => None,
+                    })
+                    .collect();
+                if !parts.is_empty() {
+                    assert_eq!(
+                        parts.iter().sum::<u64>(),
+                        s.engine.memory_bytes() as u64,
+                        "{}: the byte details do not add up to memory_bytes()",
+                        s.label
+                    );
+                }
             }
         }
     }

@@ -234,6 +234,8 @@ pub fn check_subject<A: Address>(
         .unwrap_or_else(|err| panic!("{label}: empty lookup_batch: {err}"));
     e.lookup_batch_raw(&[], &mut [], 0)
         .unwrap_or_else(|err| panic!("{label}: empty lookup_batch_raw: {err}"));
+    e.lookup_batch_bytes_raw(&[], &mut [], 0)
+        .unwrap_or_else(|err| panic!("{label}: empty lookup_batch_bytes_raw: {err}"));
     if addrs.is_empty() || plan.window == 0 {
         return;
     }
@@ -373,9 +375,10 @@ pub fn check_batch_length_errors<A: Address>(s: &Subject<A>) {
     );
 }
 
-/// Every prefix's first and last address and their neighbours, the coarse-cell and chunk
-/// boundaries around its start (/16, /32, /48, /64 for IPv6; /16, /24 for IPv4) with their
-/// neighbours, the two ends of the space, and `random` (left-aligned into the family).
+/// Every prefix's first and last address and their neighbours, the cell and chunk boundaries
+/// of every engine's layout around its start (/16, /18, /20, /24, /30, /32, /48, /64: PlanB's
+/// chunks and cells, Poptrie's direct table and strides, DXR's chunks) with their neighbours,
+/// the two ends of the space, and `random` (left-aligned into the family).
 pub fn probes<A: Address>(table: &RouteTable<A>, random: &[u128]) -> Vec<A> {
     let mut out: Vec<A> = random.iter().map(|&r| A::from_u128_left(r)).collect();
     out.extend([A::ZERO, A::MAX]);
@@ -387,7 +390,7 @@ pub fn probes<A: Address>(table: &RouteTable<A>, random: &[u128]) -> Vec<A> {
     for (p, _) in table.iter() {
         edge(p.first(), &mut out);
         edge(p.last(), &mut out);
-        for len in [16u8, 24, 32, 48, 64] {
+        for len in [16u8, 18, 20, 24, 30, 32, 48, 64] {
             if len < p.len() && len < A::BITS {
                 let cell = Prefix::covering(p.first(), len);
                 edge(cell.first(), &mut out);
