@@ -76,6 +76,28 @@ fn hand_written_stream_on_a_base_table() {
     // own value: no change. So: 2001:db8:2::/48 and 172.16/12.
     let v = replay(&["--fib", &fib, "--updates", &updates, "--peer", "all"]);
     assert_eq!(v["updates"], 2);
+    // A speed so small that the second record is due beyond the clock's range: an error
+    // naming the option, not a panic (which used to leave the reader threads running).
+    let out = ipfib(
+        &[
+            "replay",
+            "--updates",
+            &updates,
+            "--speed",
+            "1e-300",
+            "--measure-ms",
+            "30",
+            "--count",
+            "1000",
+        ],
+        None,
+    );
+    assert!(!out.success);
+    assert!(
+        out.stderr.contains("--speed 1e-300") && !out.stderr.contains("panicked"),
+        "{}",
+        out.stderr
+    );
     // A bad line is an error naming it.
     let bad = write_file(
         dir.path(),

@@ -213,6 +213,24 @@ fn dropping_publishes_what_is_queued_and_readers_outlive_the_table() {
 }
 
 #[test]
+fn an_endless_delay_publishes_on_flush() {
+    let live = LiveFib::with_options(
+        &Table::new(),
+        "planb",
+        LiveOptions::default().with_delay(Duration::MAX),
+    )
+    .unwrap();
+    live.insert(net("10.0.0.0/8"), 1).unwrap();
+    thread::sleep(Duration::from_millis(20));
+    assert_eq!(live.lookup(ip("10.0.0.1")), None, "not due yet");
+    live.flush().unwrap();
+    assert_eq!(live.lookup(ip("10.0.0.1")), Some(1));
+    live.insert(net("10.0.0.0/8"), 2).unwrap();
+    live.flush().unwrap();
+    assert_eq!(live.lookup(ip("10.0.0.1")), Some(2), "the rebuilder is still running");
+}
+
+#[test]
 fn flush_does_not_wait_for_the_coalescing_delay() {
     let live = LiveFib::with_options(
         &Table::new(),

@@ -87,7 +87,7 @@ pub fn record_times(records: &[UpdateRecord]) -> Vec<u64> {
             let j = i + at[i..].iter().take_while(|&&t| t == at[i]).count();
             let n = (j - i) as u64;
             for (k, t) in at[i..j].iter_mut().enumerate() {
-                *t += k as u64 * 1_000_000 / n;
+                *t = t.saturating_add(k as u64 * 1_000_000 / n);
             }
             i = j;
         }

@@ -97,6 +97,9 @@ pub fn while_running<L: Lookups, R>(
 ) -> (R, f64) {
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
+        // Tells the threads to stop however this closure ends: a panic in `work` (or in a
+        // spawn) would otherwise leave them looping and the scope waiting for them forever.
+        let _stop = StopOnDrop(&stop);
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let stop = &stop;
@@ -111,6 +114,15 @@ pub fn while_running<L: Lookups, R>(
             .sum();
         (result, rate / 1e6)
     })
+}
+
+/// Sets its flag when dropped (on return or unwind).
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// One thread's loop: blocks of the trace, round and round, until told to stop. Returns the

@@ -326,7 +326,19 @@ fn submit(live: &LiveFib, changes: &[Timed], speed: Speed) -> (anyhow::Result<Ve
     let mut done = 0;
     for group in changes.chunk_by(|a, b| a.at_us == b.at_us) {
         if let Speed::Times(x) = speed {
-            let due = start + Duration::from_secs_f64(group[0].at_us as f64 / 1e6 / x);
+            // A tiny X can put a recorded time past what a clock can hold: an error, not a
+            // panic.
+            let due = Duration::try_from_secs_f64(group[0].at_us as f64 / 1e6 / x)
+                .ok()
+                .and_then(|d| start.checked_add(d));
+            let Some(due) = due else {
+                let err = anyhow::anyhow!(
+                    "--speed {x:?}: the update recorded at {:.3} s would be due beyond the \
+                     clock's range",
+                    group[0].at_us as f64 / 1e6
+                );
+                return (Err(err), rss_first);
+            };
             wait_until(due);
         }
         let at = Instant::now();

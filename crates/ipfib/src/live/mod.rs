@@ -102,7 +102,9 @@ impl Default for LiveOptions {
 }
 
 impl LiveOptions {
-    /// These options with another coalescing delay.
+    /// These options with another coalescing delay. A delay past the clock's range (such as
+    /// `Duration::MAX`) never comes due: updates are then published only by
+    /// [`LiveFib::flush`] or when the table is dropped.
     pub fn with_delay(mut self, delay: Duration) -> Self {
         self.delay = delay;
         self

@@ -267,16 +267,24 @@ fn next_work(shared: &Shared) -> Option<Work> {
         if q.urgent || q.shutdown {
             break;
         }
-        let due = q.first_pending_at.unwrap_or_else(Instant::now) + shared.delay;
+        // A delay past the clock's range (`Duration::MAX`) never comes due: such updates are
+        // published by a flush, a wait for visibility or the table's drop.
+        let due = q
+            .first_pending_at
+            .unwrap_or_else(Instant::now)
+            .checked_add(shared.delay);
         let now = Instant::now();
-        if now >= due {
-            break;
-        }
-        q = shared
-            .wake
-            .wait_timeout(q, due - now)
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
+        q = match due {
+            Some(due) if now >= due => break,
+            Some(due) => {
+                shared
+                    .wake
+                    .wait_timeout(q, due - now)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0
+            }
+            None => shared.wake.wait(q).unwrap_or_else(PoisonError::into_inner),
+        };
     }
     q.urgent = false;
     q.first_pending_at = None;
