@@ -147,6 +147,15 @@ fn array(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Input> {
     let py = arr.py();
     let dt = arr.dtype();
     let shape = arr.shape().to_vec();
+    // A view whose elements are not aligned for their type (a field of a packed structured
+    // array, say) cannot be read as typed elements: read an aligned copy NumPy makes. (The
+    // copy is aligned, so this happens once.)
+    if !arr.is_aligned() && matches!(dt.kind(), b'u' | b'i' | b'f') {
+        let copy = py
+            .import("numpy")?
+            .call_method1("ascontiguousarray", (arr,))?;
+        return array(copy.cast::<PyUntypedArray>()?);
+    }
     if shape.len() == 1 && dt.is_equiv_to(&dtype::<u32>(py)) {
         let a = arr.cast::<PyArray1<u32>>()?.readonly();
         return Ok(Input::V4(match a.as_slice() {

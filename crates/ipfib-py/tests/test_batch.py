@@ -96,6 +96,28 @@ def test_mask_tells_a_route_valued_miss_apart():
     assert list(vals) == [MISS, 0]
 
 
+def test_unaligned_and_strided_views_read_the_right_addresses():
+    t = ipfib.Table.from_pairs([("10.0.0.0/8", 1), ("11.0.0.0/8", 2), ("2001:db8::/32", 3)])
+    want4 = [1, 2, MISS]
+    v4 = [int(ipaddress.ip_address(a)) for a in ("10.1.2.3", "11.0.0.1", "12.0.0.0")]
+    # A uint32 field of a packed structured array: 5-byte strides, unaligned elements.
+    packed = np.zeros(3, dtype=[("pad", "u1"), ("addr", "<u4")])
+    packed["addr"] = v4
+    assert not packed["addr"].flags.aligned
+    assert list(t.lookup(packed["addr"])) == want4
+    # Every other element of a larger array (aligned, strided).
+    spaced = np.zeros(6, dtype=np.uint32)
+    spaced[::2] = v4
+    assert list(t.lookup(spaced[::2])) == want4
+    # IPv6 as (n, 2) uint64 and (n, 16) uint8 fields of packed records.
+    a6 = [int(ipaddress.ip_address(a)) for a in ("2001:db8::1", "2001:db9::")]
+    rec = np.zeros(2, dtype=[("pad", "u1"), ("hl", "<u8", (2,)), ("b", "u1", (16,))])
+    rec["hl"] = [[a >> 64, a & (2**64 - 1)] for a in a6]
+    rec["b"] = [list(a.to_bytes(16, "big")) for a in a6]
+    assert list(t.lookup(rec["hl"])) == [3, MISS]
+    assert list(t.lookup(rec["b"])) == [3, MISS]
+
+
 def test_empty_inputs(table):
     for empty in ([], np.zeros(0, np.uint32), np.zeros((0, 16), np.uint8), np.zeros((0, 2), np.uint64)):
         out = table.lookup(empty)
