@@ -139,6 +139,29 @@ fn small_fib() -> Fib {
     Fib::build(&t, "planb").unwrap()
 }
 
+/// Saves to one path from several threads at once: every save succeeds (each writes its own
+/// temporary file), the file left is a whole table, and no temporary file is left behind.
+#[test]
+fn concurrent_saves_to_one_path_leave_a_whole_table() {
+    let fib = small_fib();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.ipfib");
+    for _ in 0..5 {
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| fib.save(&path).unwrap());
+            }
+        });
+        let opened = Fib::open(&path).unwrap();
+        assert_same(&fib, &opened, "after concurrent saves");
+    }
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["t.ipfib"], "only the saved table remains");
+}
+
 fn saved_bytes(fib: &Fib) -> Vec<u8> {
     let mut b = Vec::new();
     fib.write_to(&mut b).unwrap();

@@ -79,17 +79,17 @@ impl Fib {
             source,
         };
         let writer = self.writer()?;
-        let tmp = temporary_beside(path);
-        let result = (|| {
-            let mut file = io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-            writer.write(&mut file)?;
-            file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result.map_err(io)
+        // A new, uniquely named file beside `path` (the rename stays on one file system;
+        // two saves to one path at once each write their own file), removed if anything fails.
+        let mut tmp = temporary_beside(path).map_err(io)?;
+        let mut file = io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        writer.write(&mut file).map_err(io)?;
+        file.into_inner()
+            .map_err(|e| io(e.into_error()))?
+            .sync_all()
+            .map_err(io)?;
+        tmp.persist(path).map_err(|e| io(e.error))?;
+        Ok(())
     }
 
     /// Writes the table in the saved format to any writer (a socket, a buffer).
@@ -166,9 +166,23 @@ impl Fib {
     }
 }
 
-/// A temporary name in `path`'s directory (so the rename stays on one file system).
-fn temporary_beside(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".tmp-{}", std::process::id()));
-    path.with_file_name(name)
+/// A new temporary file in `path`'s directory, named after it, created exclusively, with the
+/// permissions a plain `File::create` gives (not `tempfile`'s owner-only default: a saved table
+/// is opened by other programs).
+fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_default());
+    prefix.push(".");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
 }
