@@ -153,19 +153,32 @@ pub(crate) fn peek(
     Ok((head, whole))
 }
 
-/// The routes of a saved table read from a stream (copied: a stream cannot be mapped).
-fn load_saved(mut input: Box<dyn BufRead + Send>, name: &Path) -> Result<Table, LoadError> {
-    let mut bytes = Vec::new();
-    input
-        .read_to_end(&mut bytes)
-        .map_err(|source| LoadError::Io {
-            path: name.to_path_buf(),
-            source,
-        })?;
-    let fib = Fib::from_bytes(&bytes).map_err(|source| LoadError::Saved {
+/// The routes of a saved table read from a stream (copied: a stream cannot be mapped). The
+/// header is read first and the stream only as far as the length it declares (and one byte
+/// more, to tell a longer stream), so a decompression bomb behind a small header costs no
+/// more than the header admits to.
+fn load_saved(input: Box<dyn BufRead + Send>, name: &Path) -> Result<Table, LoadError> {
+    let io = |source| LoadError::Io {
         path: name.to_path_buf(),
         source,
-    })?;
+    };
+    let saved = |source| LoadError::Saved {
+        path: name.to_path_buf(),
+        source,
+    };
+    let mut input = input;
+    let mut bytes = Vec::with_capacity(ipfib::saved::SAVED_HEADER_LEN);
+    (&mut input)
+        .take(ipfib::saved::SAVED_HEADER_LEN as u64)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    let total = Fib::saved_len(&bytes).map_err(saved)?;
+    let rest = total - bytes.len() as u64;
+    input
+        .take(rest.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    let fib = Fib::from_bytes(&bytes).map_err(saved)?;
     Ok(fib.table())
 }
 

@@ -140,3 +140,39 @@ fn a_gzip_bomb_of_nul_bytes_stops_at_the_first_line() {
     assert!(peak < 8 * MIB, "peak {peak} bytes");
     assert!(start.elapsed().as_secs() < 2, "took {:?}", start.elapsed());
 }
+
+#[test]
+fn a_saved_table_with_a_gzip_bomb_behind_it_is_read_no_further_than_its_header_says() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut table = ipfib::Table::new();
+    table.insert("10.0.0.0/8".parse().unwrap(), 1).unwrap();
+    let fib = ipfib::Fib::build(&table, "planb").unwrap();
+    let mut saved = Vec::new();
+    fib.write_to(&mut saved).unwrap();
+    // The saved table, then 256 MiB of NUL bytes, gzip-compressed (about 250 KB).
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(&saved).unwrap();
+    let zeros = vec![0u8; MIB];
+    for _ in 0..256 {
+        e.write_all(&zeros).unwrap();
+    }
+    let gz = e.finish().unwrap();
+    let (result, peak) = peak_of(|| {
+        load_fib_from(
+            io::Cursor::new(gz),
+            Path::new("bomb.ipfib.gz"),
+            &LoadOptions::default(),
+        )
+    });
+    let msg = result.unwrap_err().to_string();
+    assert!(
+        msg.contains("bomb.ipfib.gz") && msg.contains("body bytes"),
+        "{msg}"
+    );
+    // The table, its copy and the decompressor's buffers: a few times the saved size.
+    assert!(
+        peak < 4 * saved.len() + 8 * MIB,
+        "peak {peak} bytes for a {} byte saved table",
+        saved.len()
+    );
+}

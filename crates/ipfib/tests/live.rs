@@ -227,7 +227,11 @@ fn an_endless_delay_publishes_on_flush() {
     assert_eq!(live.lookup(ip("10.0.0.1")), Some(1));
     live.insert(net("10.0.0.0/8"), 2).unwrap();
     live.flush().unwrap();
-    assert_eq!(live.lookup(ip("10.0.0.1")), Some(2), "the rebuilder is still running");
+    assert_eq!(
+        live.lookup(ip("10.0.0.1")),
+        Some(2),
+        "the rebuilder is still running"
+    );
 }
 
 #[test]

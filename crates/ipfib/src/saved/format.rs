@@ -25,6 +25,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
@@ -47,7 +48,7 @@ const ALIGN: usize = 64;
 
 /// Which array a section holds: the kind, the family (4 or 6, 0 for none) and an index (a
 /// segment number where a family has several of a kind).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SectionId {
     /// What the section is (each owner defines its tags).
     pub tag: u32,
@@ -180,6 +181,8 @@ pub struct Reader {
     entries: Vec<Entry>,
     /// Per entry: has it been read (see [`Reader::check_all_used`]).
     used: RefCell<Vec<bool>>,
+    /// Where each section's entry is.
+    index: HashMap<SectionId, usize>,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -190,28 +193,40 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_ne_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
-/// Checks the header of `bytes` (the whole file): magic, version, byte order, length. Cheap,
-/// so a copy can be refused before it is made.
-pub fn check_header(bytes: &[u8]) -> Result<(), OpenError> {
-    if !bytes.starts_with(&MAGIC) {
+/// Checks the fixed header at the start of `head` (at least [`HEADER_LEN`] bytes of a file,
+/// or the whole file if shorter): magic, version, byte order, reserved fields. Returns the
+/// body length it declares.
+pub fn check_fixed_header(head: &[u8]) -> Result<u64, OpenError> {
+    if !head.starts_with(&MAGIC) {
         return Err(OpenError::NotSaved);
     }
-    if bytes.len() < HEADER_LEN {
+    if head.len() < HEADER_LEN {
         return Err(OpenError::Truncated {
             what: "header".into(),
         });
     }
-    let version = u32_at(bytes, 8);
+    let version = u32_at(head, 8);
     if version != VERSION {
         return Err(OpenError::Version {
             found: version,
             supported: VERSION,
         });
     }
-    if u32_at(bytes, 12) != BYTE_ORDER_MARK {
+    if u32_at(head, 12) != BYTE_ORDER_MARK {
         return Err(OpenError::ByteOrder);
     }
-    let body = u64_at(bytes, 40);
+    if u32_at(head, 36) != 0 || u64_at(head, 56) != 0 {
+        return Err(OpenError::Format(
+            "reserved header fields are not zero".into(),
+        ));
+    }
+    Ok(u64_at(head, 40))
+}
+
+/// Checks the header of `bytes` (the whole file): magic, version, byte order, length. Cheap,
+/// so a copy can be refused before it is made.
+pub fn check_header(bytes: &[u8]) -> Result<(), OpenError> {
+    let body = check_fixed_header(bytes)?;
     if body != (bytes.len() - HEADER_LEN) as u64 {
         return Err(if body > (bytes.len() - HEADER_LEN) as u64 {
             OpenError::Truncated {
@@ -226,11 +241,6 @@ pub fn check_header(bytes: &[u8]) -> Result<(), OpenError> {
                 bytes.len() - HEADER_LEN
             ))
         });
-    }
-    if u32_at(bytes, 36) != 0 || u64_at(bytes, 56) != 0 {
-        return Err(OpenError::Format(
-            "reserved header fields are not zero".into(),
-        ));
     }
     Ok(())
 }
@@ -263,6 +273,9 @@ impl Reader {
                 what: format!("section table ({count} entries)"),
             })?;
         let mut entries = Vec::with_capacity(count);
+        // Entries found by hashing (duplicates here, sections in `array`): a hostile file may
+        // have hundreds of thousands of entries, and a scan per entry would take minutes.
+        let mut index = HashMap::with_capacity(count);
         for i in 0..count {
             let at = HEADER_LEN + i * ENTRY_LEN;
             let id = SectionId {
@@ -270,7 +283,7 @@ impl Reader {
                 family: u32_at(bytes, at + 4),
                 index: u32_at(bytes, at + 8),
             };
-            if entries.iter().any(|e: &Entry| e.id == id) {
+            if index.insert(id, i).is_some() {
                 return Err(OpenError::Format(format!("{id} appears twice")));
             }
             let size = u32_at(bytes, at + 12);
@@ -300,6 +313,7 @@ impl Reader {
             engine,
             used: RefCell::new(vec![false; entries.len()]),
             entries,
+            index,
         })
     }
 
@@ -323,10 +337,9 @@ impl Reader {
 
     /// The section `id` as an array of `T`, in place.
     pub fn array<T: Pod>(&self, id: SectionId) -> Result<Array<T>, OpenError> {
-        let i = self
-            .entries
-            .iter()
-            .position(|e| e.id == id)
+        let i = *self
+            .index
+            .get(&id)
             .ok_or_else(|| OpenError::Format(format!("{id} is missing")))?;
         self.used.borrow_mut()[i] = true;
         let e = &self.entries[i];
@@ -353,5 +366,57 @@ impl Reader {
             Some((e, _)) => Err(OpenError::Format(format!("unknown {}", e.id))),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(index: u32) -> SectionId {
+        SectionId {
+            tag: 9,
+            family: 4,
+            index,
+        }
+    }
+
+    fn read(w: &Writer<'_>) -> Result<Reader, OpenError> {
+        let mut bytes = Vec::new();
+        w.write(&mut bytes).unwrap();
+        Reader::new(Arc::new(Backing::copy(&bytes)))
+    }
+
+    /// A file of very many sections: every one is found (by hash, so opening it takes time
+    /// linear in the entries) and every one counts as used once read.
+    #[test]
+    fn very_many_sections_are_all_found() {
+        let n = 50_000;
+        let mut w = Writer::new("planb");
+        for i in 0..n {
+            w.owned(id(i), vec![i]);
+        }
+        let r = read(&w).unwrap();
+        assert_eq!(r.count(9, 4), n as usize);
+        assert!(r.check_all_used().is_err(), "nothing read yet");
+        for i in (0..n).rev() {
+            let a = r.array::<u32>(id(i)).unwrap();
+            assert_eq!(&a[..], [i]);
+        }
+        r.check_all_used().unwrap();
+        assert!(
+            r.array::<u32>(id(n)).is_err(),
+            "a missing section is an error"
+        );
+    }
+
+    #[test]
+    fn a_section_listed_twice_is_refused() {
+        let mut w = Writer::new("planb");
+        w.owned(id(1), vec![1u32]);
+        w.owned(id(2), vec![2u32]);
+        w.owned(id(1), vec![3u32]);
+        let err = read(&w).err().expect("refused");
+        assert!(err.to_string().contains("appears twice"), "{err}");
     }
 }

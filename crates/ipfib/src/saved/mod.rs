@@ -44,6 +44,8 @@ use crate::storage::Backing;
 use format::{Reader, Writer};
 
 pub use format::MAGIC;
+/// Bytes of a saved table's fixed header (what [`Fib::saved_len`] reads).
+pub const SAVED_HEADER_LEN: usize = format::HEADER_LEN;
 
 /// True when `head` (the first bytes of a file, at least 8) starts like a saved table.
 pub fn is_saved(head: &[u8]) -> bool {
@@ -119,6 +121,17 @@ impl Fib {
     pub fn from_bytes(bytes: &[u8]) -> Result<Fib, OpenError> {
         format::check_header(bytes)?;
         Fib::read(Arc::new(Backing::copy(bytes)), &BuildOptions::default())
+    }
+
+    /// The length in bytes of the whole saved table whose first [`SAVED_HEADER_LEN`] bytes are
+    /// `head`, as its header declares it (after checking the header's fixed fields). A reader
+    /// of a stream (a compressed file, a pipe) reads this much and no more before
+    /// [`Fib::from_bytes`], so a hostile stream cannot make it hold more than the header
+    /// admits to.
+    pub fn saved_len(head: &[u8]) -> Result<u64, OpenError> {
+        let body = format::check_fixed_header(head)?;
+        body.checked_add(format::HEADER_LEN as u64)
+            .ok_or_else(|| OpenError::Format(format!("a body of {body} bytes")))
     }
 
     /// True when the table's arrays are a mapped file ([`Fib::open`]).
