@@ -110,8 +110,13 @@ pub fn load(py: Python<'_>, data: &[u8]) -> PyResult<(State, Option<u8>)> {
             let fib = py
                 .detach(|| Fib::from_bytes(body))
                 .map_err(|e| bad(&errors::describe(&e)))?;
-            let count = usize::try_from(count).map_err(|_| bad("route count"))?;
-            State::from_fib(fib, count)
+            if fib.route_count() as u64 != count {
+                return Err(bad(&format!(
+                    "the header counts {count} routes, the table holds {}",
+                    fib.route_count()
+                )));
+            }
+            State::from_fib(fib, count as usize)
         }
         ROUTES => {
             let table = read_routes(&mut r).map_err(|e| bad(&e))?;

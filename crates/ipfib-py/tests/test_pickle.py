@@ -60,6 +60,21 @@ def test_damaged_bytes_are_value_errors():
     assert pickle.loads(data).items() == t.items()
 
 
+@pytest.mark.parametrize("built", [False, True])
+def test_a_false_route_count_is_a_value_error(built):
+    """The header's route count must match the routes the pickle holds, built or not."""
+    t = ipfib.Table.from_pairs(ROUTES)
+    if built:
+        t.lookup(ADDRS)
+    state = t.__reduce__()[1][0]
+    at = 8 + 1 + 1 + 1 + state[10]  # magic, kind, int family, name length, name
+    assert int.from_bytes(state[at:at + 8], "little") == len(ROUTES)
+    for count in (len(ROUTES) + 1, 2**40, 2**64 - 1):
+        bad = state[:at] + count.to_bytes(8, "little") + state[at + 8:]
+        with pytest.raises(ValueError, match="count"):
+            ipfib.Table._from_pickle(bad)
+
+
 def test_big_table_pickles_and_unpickles_whole():
     """A 902 K-route table round-trips through pickle. The time is printed, not asserted
     (speed is measured by the benchmarks, not by tests on a shared machine)."""

@@ -175,6 +175,11 @@ impl Fib {
         self.engine.name()
     }
 
+    /// Number of routes it was built from, both families (cheap: no route list is made).
+    pub fn route_count(&self) -> usize {
+        self.routes_v4.len() + self.routes_v6.len()
+    }
+
     /// The routes it was built from.
     pub fn table(&self) -> Table {
         Table::from_families(

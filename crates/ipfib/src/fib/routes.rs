@@ -132,6 +132,15 @@ impl<A: Address> RouteList<A> {
         })
     }
 
+    /// Number of routes (without making the list of a saved table).
+    pub(crate) fn len(&self) -> usize {
+        match (self.made.get(), &self.saved) {
+            (Some(routes), _) => routes.prefixes.len(),
+            (None, Some(s)) => s.lens.len(),
+            (None, None) => 0,
+        }
+    }
+
     fn prefixes(s: &SavedRoutes) -> impl Iterator<Item = Option<Prefix<A>>> + '_ {
         words::to_addresses::<A>(&s.addrs)
             .zip(s.lens.iter())
