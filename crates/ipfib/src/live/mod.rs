@@ -309,6 +309,10 @@ impl LiveFib {
     }
 
     /// The routes of the last published version (a copy; it waits for a build in progress).
+    /// After a build failed ([`LiveError::Build`] from [`LiveFib::flush`] or
+    /// [`LiveFib::wait_visible`]: an engine's encoding limits, never a bad update) the changes
+    /// of that build stay applied, since an accepted update is never dropped, and the next
+    /// publish builds them again; until then this shows them although no version holds them.
     pub fn table(&self) -> Table {
         let routes = lock(&self.shared.routes);
         Table::from_families(routes.v4.clone(), routes.v6.clone())

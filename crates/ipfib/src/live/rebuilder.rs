@@ -333,7 +333,9 @@ fn updates_waiting(shared: &Shared) -> bool {
 /// Applies `ops` and publishes a version with the touched families rebuilt. `Ok(None)` when
 /// the route set did not change.
 fn publish(shared: &Shared, ops: Vec<Op>) -> Result<Option<Publish>, BuildError> {
-    // Held until the version is stored, so `LiveFib::table` always shows a published set.
+    // Held until the version is stored, so `LiveFib::table` shows a published set (except
+    // after a failed build: the changes stay applied, to be retried by the next publish, and
+    // `table` shows them; see its documentation).
     let mut routes = lock(&shared.routes);
     for op in ops {
         routes.apply(op);
