@@ -57,7 +57,7 @@ int ipfib_lookup_v4(const ipfib_fib *fib, uint32_t addr, uint32_t *next_hop);
 //
 int ipfib_lookup_v6(const ipfib_fib *fib, const uint8_t addr[16], uint32_t *next_hop);
 
-// Bulk: next_hops[i] = the answer for addrs[i], or miss when no route matches.
+// Bulk: `next_hops[i]` = the answer for `addrs[i]`, or `miss` when no route matches.
 //
 // # Safety
 // `fib` is a live table; `addrs` points to `n` readable and `next_hops` to `n` writable

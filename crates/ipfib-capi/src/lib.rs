@@ -27,7 +27,8 @@ pub struct ipfib_fib {
     fib: Fib,
 }
 
-/// Writes `msg` into `err` (NUL-terminated, truncated to `errlen - 1` bytes).
+/// Writes `msg` into `err` (NUL-terminated, truncated to at most `errlen - 1` bytes, at a
+/// character boundary so the result stays UTF-8).
 ///
 /// # Safety
 /// `err` is NULL or points to `errlen` writable bytes.
@@ -35,7 +36,10 @@ unsafe fn write_err(err: *mut c_char, errlen: usize, msg: &str) {
     if err.is_null() || errlen == 0 {
         return;
     }
-    let n = msg.len().min(errlen - 1);
+    let mut n = msg.len().min(errlen - 1);
+    while !msg.is_char_boundary(n) {
+        n -= 1;
+    }
     // SAFETY: the caller's contract: `err` has room for `errlen > n` bytes.
     unsafe {
         std::ptr::copy_nonoverlapping(msg.as_ptr(), err.cast::<u8>(), n);
@@ -268,4 +272,30 @@ pub unsafe extern "C" fn ipfib_lookup_v6_bulk(
     let _ = catch_unwind(AssertUnwindSafe(|| {
         fib.lookup_v6_bytes_batch(addrs, out, miss)
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A message cut to the buffer stays NUL-terminated UTF-8: never half a character.
+    #[test]
+    fn truncated_messages_end_at_a_character_boundary() {
+        let msg = "fib.txt:1: bad prefix \u{201c}10.0.0.0/33\u{201d}";
+        for errlen in 1..=msg.len() + 2 {
+            let mut buf = vec![0x7fu8 as c_char; errlen];
+            // SAFETY: `buf` has `errlen` writable bytes.
+            unsafe { write_err(buf.as_mut_ptr(), errlen, msg) };
+            // SAFETY: write_err NUL-terminates within the buffer.
+            let written = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_bytes();
+            assert!(written.len() < errlen);
+            let text = std::str::from_utf8(written).expect("UTF-8");
+            assert!(msg.starts_with(text), "{errlen}: {text:?}");
+            // At most the bytes of one character less than fit.
+            assert!(
+                text.len() + 3 >= msg.len().min(errlen - 1),
+                "{errlen}: {text:?}"
+            );
+        }
+    }
 }

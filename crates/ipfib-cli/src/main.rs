@@ -104,8 +104,9 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Errors print once, as `ipfib: cause: detail` (no debug dump, no backtrace), exit status 1;
-/// usage errors are clap's, status 2.
+/// Errors print once, as `ipfib: cause: detail` (no debug dump, no backtrace; a cause whose
+/// text its context already quotes is not repeated), exit status 1; usage errors are clap's,
+/// status 2.
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -138,7 +139,7 @@ fn main() -> ExitCode {
         // The reader of our output went away (`ipfib ... | head`): not a failure.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            note!("ipfib: {e:#}");
+            note!("ipfib: {}", ipfib::error::one_line(e.as_ref()));
             ExitCode::FAILURE
         }
     }

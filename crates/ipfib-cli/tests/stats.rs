@@ -190,3 +190,15 @@ fn real_table_counts_match_an_independent_count() {
         "{intervals}"
     );
 }
+
+#[test]
+fn an_error_and_its_cause_print_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // A saved table's magic bytes and nothing more: the loader's context names the file and
+    // quotes the saved-table error, which is also its cause.
+    let path = write_file(dir.path(), "cut.ipfib", b"\x89IPFIB\r\n");
+    let out = ipfib(&["stats", "--fib", &path], None);
+    assert!(!out.success);
+    assert_eq!(out.stderr.matches("truncated").count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("cut.ipfib"), "{}", out.stderr);
+}
