@@ -74,8 +74,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     char a[128], w[64];
-    size_t n4 = 0, n6 = 0;
+    size_t n4 = 0, n6 = 0, lines = 0;
     while (fgets(a, sizeof a, addrs) && fgets(w, sizeof w, want) && n4 < MAX && n6 < MAX) {
+        lines++;
         a[strcspn(a, "\r\n")] = '\0';
         uint32_t hop = w[0] == '-' ? MISS : (uint32_t)strtoul(w, NULL, 10);
         struct in_addr v4;
@@ -88,7 +89,7 @@ int main(int argc, char **argv) {
     }
     fclose(addrs);
     fclose(want);
-    CHECK(n4 + n6 > 1000, "only %zu addresses", n4 + n6);
+    CHECK(lines > 0 && n4 + n6 == lines, "%zu of %zu address lines parsed", n4 + n6, lines);
 
     char err[512];
     ipfib_fib *fib = ipfib_fib_open(argv[1], NULL, err, sizeof err);
