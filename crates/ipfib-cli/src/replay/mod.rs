@@ -270,6 +270,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         differ == 0,
         "final check failed: {differ} addresses answer differently from the reference engine"
     );
+    // Equal answers can hide a route the stream should have removed (one that a longer or
+    // equal route shadows everywhere): the route sets must be equal too.
+    let routes = live.table();
+    anyhow::ensure!(
+        routes == expected,
+        "final check failed: the live table holds {} routes, the stream's final set {} \
+         (the answers agree)",
+        routes.len(),
+        expected.len()
+    );
     Ok(())
 }
 
