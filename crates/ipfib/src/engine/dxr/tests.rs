@@ -75,7 +75,12 @@ fn detail(d: &dyn Lookup<u32>, name: &str) -> u64 {
 fn empty_table_answers_nothing() {
     let dxr = agrees::<D16R>(&RouteTable::new(), &[]);
     assert_eq!(detail(&dxr, "resolved_chunks"), 1 << 16);
-    assert_eq!(dxr.memory_bytes(), (1 << 18) + 16 + format::TAIL + 4);
+    // A 2^16-entry direct table of u32s, the range array with only its dummy chunk and tail
+    // padding, and the next-hop table with only index 0 ("no route").
+    let direct = (1 << 16) * std::mem::size_of::<u32>();
+    let ranges = format::DUMMY.len() + format::TAIL;
+    let hops = std::mem::size_of::<NextHop>();
+    assert_eq!(dxr.memory_bytes(), direct + ranges + hops);
 }
 
 #[test]
