@@ -94,20 +94,13 @@ fn assert_matches_reference(live: &LiveFib, expected: &Table) {
     // The batch paths of the handle and of a snapshot, per family, with a miss value no
     // test route uses.
     const MISS: NextHop = 0xDEAD_BEEF;
-    let v4: Vec<u32> = probes
-        .iter()
-        .filter_map(|a| match a {
-            IpAddr::V4(v) => Some(u32::from(*v)),
-            IpAddr::V6(_) => None,
-        })
-        .collect();
-    let v6: Vec<u128> = probes
-        .iter()
-        .filter_map(|a| match a {
-            IpAddr::V6(v) => Some(u128::from(*v)),
-            IpAddr::V4(_) => None,
-        })
-        .collect();
+    let (mut v4, mut v6) = (Vec::new(), Vec::new());
+    for a in &probes {
+        match a {
+            IpAddr::V4(v) => v4.push(u32::from(*v)),
+            IpAddr::V6(v) => v6.push(u128::from(*v)),
+        }
+    }
     let want4: Vec<NextHop> = v4.iter().map(|&a| r4.lookup(a).unwrap_or(MISS)).collect();
     let want6: Vec<NextHop> = v6.iter().map(|&a| r6.lookup(a).unwrap_or(MISS)).collect();
     let name = live.engine_name();
