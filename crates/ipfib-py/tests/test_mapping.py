@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 import ipfib
 from conftest import Reference
 
-# Engines that hold both families (DXR and its presets are IPv4 only).
+# Engines that hold both families, and those that hold IPv4 only (DXR and its presets).
 DUAL = [e for e in ipfib.engines(4) if e in ipfib.engines(6)]
+V4_ONLY = [e for e in ipfib.engines(4) if e not in ipfib.engines(6)]
 
 BITS = {4: 32, 6: 128}
 # High bits shared by many generated prefixes, so they nest, share starts and end where others
@@ -41,14 +42,18 @@ def prefixes(draw, family=None):
 
 
 values = st.integers(0, 2**32 - 1)
-ops = st.lists(
-    st.one_of(
-        st.tuples(st.just("set"), prefixes(), values),
-        st.tuples(st.just("del"), prefixes(), st.just(0)),
-        st.tuples(st.just("look"), prefixes(), st.just(0)),
-    ),
-    max_size=60,
-)
+
+
+def op_lists(family=None):
+    """Sequences of sets, deletes and lookups of prefixes of `family` (both when None)."""
+    return st.lists(
+        st.one_of(
+            st.tuples(st.just("set"), prefixes(family), values),
+            st.tuples(st.just("del"), prefixes(family), st.just(0)),
+            st.tuples(st.just("look"), prefixes(family), st.just(0)),
+        ),
+        max_size=60,
+    )
 
 
 def probe_addresses(ref, extra):
@@ -82,8 +87,19 @@ def check_lookups(t, ref, addrs):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops, st.sampled_from(DUAL))
+@given(op_lists(), st.sampled_from(DUAL))
 def test_mapping_matches_reference(ops, engine):
+    run_mapping(ops, engine)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(op_lists(4), st.sampled_from(V4_ONLY or ["planb"]))
+def test_ipv4_only_engines_match_reference(ops, engine):
+    run_mapping(ops, engine)
+
+
+def run_mapping(ops, engine):
+    """Applies `ops` to a table on `engine` and to the reference, then compares everything."""
     t = ipfib.Table(engine=engine)
     ref = Reference()
     touched = []
