@@ -157,7 +157,7 @@ pub(crate) fn peek(
 /// header is read first and the stream only as far as the length it declares (and one byte
 /// more, to tell a longer stream), so a decompression bomb behind a small header costs no
 /// more than the header admits to.
-fn load_saved(input: Box<dyn BufRead + Send>, name: &Path) -> Result<Table, LoadError> {
+fn load_saved(mut input: Box<dyn BufRead + Send>, name: &Path) -> Result<Table, LoadError> {
     let io = |source| LoadError::Io {
         path: name.to_path_buf(),
         source,
@@ -166,7 +166,6 @@ fn load_saved(input: Box<dyn BufRead + Send>, name: &Path) -> Result<Table, Load
         path: name.to_path_buf(),
         source,
     };
-    let mut input = input;
     let mut bytes = Vec::with_capacity(ipfib::saved::SAVED_HEADER_LEN);
     (&mut input)
         .take(ipfib::saved::SAVED_HEADER_LEN as u64)

@@ -145,17 +145,25 @@ fn scatter<T: Copy>(out: &mut [T], at: &[usize], part: &[T]) {
 /// A NumPy array of one of the accepted kinds.
 fn array(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Input> {
     let py = arr.py();
+    // A view whose elements are not aligned for their type (a field of a packed structured
+    // array, say) cannot be read as typed elements: read the aligned copy NumPy makes.
+    let copy;
+    let arr = if !arr.is_aligned() && matches!(arr.dtype().kind(), b'u' | b'i' | b'f') {
+        copy = py
+            .import("numpy")?
+            .call_method1("ascontiguousarray", (arr,))?
+            .cast_into::<PyUntypedArray>()?;
+        if !copy.is_aligned() {
+            return Err(PyTypeError::new_err(
+                "cannot make an aligned copy of the array",
+            ));
+        }
+        &copy
+    } else {
+        arr
+    };
     let dt = arr.dtype();
     let shape = arr.shape().to_vec();
-    // A view whose elements are not aligned for their type (a field of a packed structured
-    // array, say) cannot be read as typed elements: read an aligned copy NumPy makes. (The
-    // copy is aligned, so this happens once.)
-    if !arr.is_aligned() && matches!(dt.kind(), b'u' | b'i' | b'f') {
-        let copy = py
-            .import("numpy")?
-            .call_method1("ascontiguousarray", (arr,))?;
-        return array(copy.cast::<PyUntypedArray>()?);
-    }
     if shape.len() == 1 && dt.is_equiv_to(&dtype::<u32>(py)) {
         let a = arr.cast::<PyArray1<u32>>()?.readonly();
         return Ok(Input::V4(match a.as_slice() {
