@@ -160,6 +160,17 @@ fn concurrent_saves_to_one_path_leave_a_whole_table() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names, ["t.ipfib"], "only the saved table remains");
+    // A missing directory is the operating system's own error (Python maps its number to
+    // FileNotFoundError), naming the path asked for.
+    let missing = dir.path().join("no/such/t.ipfib");
+    match fib.save(&missing) {
+        Err(SaveError::Io { path, source }) => {
+            assert_eq!(path, missing);
+            assert_eq!(source.kind(), std::io::ErrorKind::NotFound, "{source}");
+            assert!(source.raw_os_error().is_some(), "{source:?}");
+        }
+        other => panic!("saving into a missing directory: {other:?}"),
+    }
 }
 
 fn saved_bytes(fib: &Fib) -> Vec<u8> {

@@ -187,6 +187,15 @@ fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // `tempfile` wraps its errors (the OS error number is lost, so Python could not raise
+    // `FileNotFoundError` for a missing directory): look at the directory first, which gives
+    // the plain error for the common failures.
+    if !std::fs::metadata(dir)?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!("{} is not a directory", dir.display()),
+        ));
+    }
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(path.file_name().unwrap_or_default());
     prefix.push(".");
