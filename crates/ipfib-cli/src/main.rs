@@ -114,7 +114,7 @@ fn main() -> ExitCode {
         Err(e) if !e.use_stderr() && !io::stdout().is_terminal() => {
             return match write_stdout(&e.render().to_string()) {
                 Err(err) if !is_broken_pipe(&err) => {
-                    note!("ipfib: {err:#}");
+                    note!("ipfib: {}", ipfib::error::one_line(err.as_ref()));
                     ExitCode::FAILURE
                 }
                 _ => ExitCode::SUCCESS,

@@ -5,8 +5,8 @@
 //! without breaking callers that match on them.
 
 /// An error and its causes as one line, for surfaces that carry a single message (a Python
-/// exception, a C error buffer): each cause is appended after `": "` unless the message so
-/// far already quotes it.
+/// exception, a C error buffer, the CLI's error line): each cause is appended after `": "`
+/// unless the message so far already quotes it.
 pub fn one_line(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cause = e.source();

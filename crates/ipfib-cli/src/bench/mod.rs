@@ -425,7 +425,8 @@ fn bench_table<A: Source>(
             // A comparator that cannot represent this table (DPDK's next-hop width, say) is
             // left out with a note; one of ours failing is an error.
             Err(e) if !c.ours => {
-                bar.suspend(|| note!("note: {} left out: {e:#}", c.name));
+                let why = ipfib::error::one_line(e.as_ref());
+                bar.suspend(|| note!("note: {} left out: {why}", c.name));
                 bar.inc(1);
                 continue;
             }

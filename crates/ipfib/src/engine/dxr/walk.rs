@@ -204,10 +204,29 @@ pub unsafe fn one<P: Preset, S: Search, O: Output>(
     addr: u32,
     miss: NextHop,
 ) -> O {
-    // SAFETY: a chunk number is below 2^K = `direct.len()`; indices are below `hops.len()`;
-    // `wide` and `steps` are the table's (structure invariants).
+    // SAFETY: a chunk number is below 2^K = `direct.len()` (structure invariants).
     unsafe {
         let e = Entry(s.at(&t.direct, (addr >> (32 - P::K)) as usize));
+        answer(t, s, e, addr, miss)
+    }
+}
+
+/// The answer for `addr`, whose direct entry is `e`, from both stages (a resolved entry
+/// searches the dummy chunk and selects its own answer at the end, with no branch).
+///
+/// # Safety
+/// `t` satisfies the structure invariants and `e` is `addr`'s direct entry.
+#[inline(always)]
+unsafe fn answer<P: Preset, S: Search, O: Output>(
+    t: &Dxr<P>,
+    s: S,
+    e: Entry,
+    addr: u32,
+    miss: NextHop,
+) -> O {
+    // SAFETY: indices are below `hops.len()`; `wide` and `steps` are the table's (caller's
+    // contract).
+    unsafe {
         let i = if t.wide {
             index::<P, S, true>(s, &t.ranges, t.steps, e, addr)
         } else {
@@ -349,19 +368,15 @@ pub unsafe fn stream<P: Preset, S: Search, O: Output>(
         if let Some(&ahead) = addrs.get(i + AHEAD) {
             s.prefetch(direct.as_ptr().wrapping_add(chunk(ahead)));
         }
-        // SAFETY: a chunk number is below `direct.len()`; a resolved entry's index and every
-        // index `index` returns are below `hops.len()`; `wide` and `steps` are the table's
-        // (structure invariants).
+        // SAFETY: a chunk number is below `direct.len()`, a resolved entry's index below
+        // `hops.len()` (structure invariants).
         unsafe {
             let e = Entry(s.at(direct, chunk(a)));
-            let x = if e.is_resolved() {
-                e.hop()
-            } else if t.wide {
-                index::<P, S, true>(s, &t.ranges, t.steps, e, a)
+            *o = if e.is_resolved() {
+                O::from_hop(s.at(hops, e.hop() as usize), e.hop(), miss)
             } else {
-                index::<P, S, false>(s, &t.ranges, t.steps, e, a)
+                answer(t, s, e, a, miss)
             };
-            *o = O::from_hop(s.at(hops, x as usize), x, miss);
         }
     }
 }
