@@ -10,13 +10,16 @@
 //!    one link per node finds them. All trees are walked with the same number of steps: a
 //!    shallower tree is entered through a chain of all-padding inner nodes (rank 0, link to
 //!    the next), so lanes in a batch never diverge. A chunk without boundaries is such a chain
-//!    ending at a one-answer leaf, shared by every chunk with that answer.
+//!    ending at a one-answer leaf, shared by every chunk with that answer. In a table of depth
+//!    2 a one-leaf tree needs no chain: its direct entry names the leaf
+//!    ([`super::layout::LEAF_ENTRY`]).
+//! 4. IPv4 leaves are narrow (16-bit hop slots, 14 keys instead of 9) when every answer fits.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::fallback::Fallback;
-use super::layout::{chunk_of, fanout, Answer, Family, Key, Segment, DIRECT_BITS};
+use super::layout::{chunk_of, fanout, Answer, Family, Key, Segment, DIRECT_BITS, LEAF_ENTRY};
 use crate::interval::Intervals;
 use crate::prefix::Prefix;
 use crate::route_table::{NextHop, RouteTable};
@@ -107,11 +110,11 @@ pub(super) fn chunk_content<A: Family>(
     (keys, answers)
 }
 
-/// Steps of a lookup through a tree of `n` keys: one leaf level of `LEAF_KEYS` keys per leaf,
-/// then inner levels of fan-out `INNER_KEYS + 1` up to a single root. Zero keys need one step
-/// too (a leaf with one answer).
-pub(super) fn depth_for<K: Key>(n: usize) -> usize {
-    let mut nodes = n.div_ceil(K::LEAF_KEYS).max(1);
+/// Steps of a lookup through a tree of `n` keys: one leaf level of the format's keys per
+/// leaf (narrow or not), then inner levels of fan-out `INNER_KEYS + 1` up to a single root.
+/// Zero keys need one step too (a leaf with one answer).
+pub(super) fn depth_for<K: Key>(n: usize, narrow: bool) -> usize {
+    let mut nodes = n.div_ceil(K::leaf_keys(narrow)).max(1);
     let mut depth = 1;
     while nodes > 1 {
         nodes = nodes.div_ceil(fanout::<K>());
@@ -161,23 +164,32 @@ fn chunks<A: Family>(cstarts: &[u64], canswers: &[Answer]) -> (Vec<Chunk<A::Key>
     (with_keys, heads)
 }
 
+/// Whether narrow leaves hold `answers`: the key type has them and every answer fits.
+pub(super) fn narrow_fits<K: Key>(answers: &[Answer]) -> bool {
+    K::NARROW_KEYS > 0 && answers.iter().all(|a| a.fits_narrow())
+}
+
 /// One segment being built: the lines of its chunk trees (links are indices into `lines`) and
 /// the fallback cells their leaves name.
 pub(super) struct SegmentBuilder<A: Family> {
     pub lines: Vec<<A::Key as Key>::Line>,
     pub fallback: Fallback<A>,
+    /// Leaves in the narrow format (the table's choice).
+    narrow: bool,
 }
 
 impl<A: Family> SegmentBuilder<A> {
-    pub fn new() -> Self {
+    pub fn new(narrow: bool) -> Self {
         SegmentBuilder {
             lines: Vec::new(),
             fallback: Fallback::default(),
+            narrow,
         }
     }
 
     /// Appends one chunk's tree, entered through padding so that a lookup makes `depth`
-    /// searches, and returns its entry line. A chunk without boundaries (one answer) shares a
+    /// searches, and returns its direct entry: its entry line, or in a table of depth 2 its
+    /// only leaf marked [`LEAF_ENTRY`]. A chunk without boundaries (one answer) shares a
     /// one-answer leaf with every such chunk of this segment (`constants`).
     pub fn chunk(
         &mut self,
@@ -186,14 +198,20 @@ impl<A: Family> SegmentBuilder<A> {
         answers: &[Answer],
         constants: &mut HashMap<Answer, u32>,
     ) -> u32 {
-        debug_assert!(depth_for::<A::Key>(keys.len()) <= depth);
+        let own = depth_for::<A::Key>(keys.len(), self.narrow);
+        debug_assert!(own <= depth);
         if let ([], &[answer]) = (keys, answers) {
             if let Some(&entry) = constants.get(&answer) {
                 return entry;
             }
         }
-        let entry = self.pad_chain(depth - depth_for::<A::Key>(keys.len()));
-        self.tree(keys, answers);
+        let entry = if depth == 2 && own == 1 {
+            self.tree(keys, answers).0 | LEAF_ENTRY
+        } else {
+            let chain = self.pad_chain(depth - own);
+            self.tree(keys, answers);
+            chain
+        };
         if let ([], &[answer]) = (keys, answers) {
             constants.insert(answer, entry);
         }
@@ -215,7 +233,7 @@ impl<A: Family> SegmentBuilder<A> {
     /// and their `keys.len() + 1` answers. Returns the root (an inner node, or the only leaf)
     /// and the node searches of a lookup.
     pub fn tree(&mut self, keys: &[A::Key], answers: &[Answer]) -> (u32, usize) {
-        let per = A::Key::LEAF_KEYS;
+        let per = A::Key::leaf_keys(self.narrow);
         let leaves = keys.len().div_ceil(per).max(1);
         // Bottom-up: an inner node holds the smallest key under each of its children but the
         // first, and hands its own first key to its parent.
@@ -240,11 +258,14 @@ impl<A: Family> SegmentBuilder<A> {
             }
         }
         debug_assert_eq!(self.lines.len(), root + inner);
-        debug_assert_eq!(inner_levels.len() + 1, depth_for::<A::Key>(keys.len()));
+        debug_assert_eq!(
+            inner_levels.len() + 1,
+            depth_for::<A::Key>(keys.len(), self.narrow)
+        );
         for l in 0..leaves {
             let ks = &keys[(l * per).min(keys.len())..((l + 1) * per).min(keys.len())];
-            self.lines
-                .push(A::Key::leaf(ks, &answers[l * per..l * per + ks.len() + 1]));
+            let answers = &answers[l * per..l * per + ks.len() + 1];
+            self.lines.push(A::Key::leaf_in(ks, answers, self.narrow));
         }
         (root as u32, inner_levels.len() + 1)
     }
@@ -253,12 +274,13 @@ impl<A: Family> SegmentBuilder<A> {
 /// Builds the whole structure: one segment holding every chunk tree.
 pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
     let intervals = Intervals::from_table(table);
-    let mut segment = SegmentBuilder::<A>::new();
-    let (cstarts, canswers) = project(
-        intervals.starts(),
-        intervals.values(),
-        &mut segment.fallback,
-    );
+    let mut fallback = Fallback::default();
+    let (cstarts, canswers) = project(intervals.starts(), intervals.values(), &mut fallback);
+    let narrow = narrow_fits::<A::Key>(&canswers);
+    let mut segment = SegmentBuilder::<A> {
+        fallback,
+        ..SegmentBuilder::new(narrow)
+    };
     let (chunks, heads) = chunks::<A>(&cstarts, &canswers);
 
     // Every tree is walked in the same number of searches (the deepest tree's): a shallower
@@ -266,7 +288,7 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
     // diverge.
     let depth = chunks
         .iter()
-        .map(|c| depth_for::<A::Key>(c.keys.len()))
+        .map(|c| depth_for::<A::Key>(c.keys.len(), narrow))
         .max()
         .unwrap_or(1);
     let mut direct = vec![0u32; 1 << DIRECT_BITS];
@@ -283,6 +305,7 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
         direct: direct.into(),
         segment_of: Box::new([]),
         depth,
+        narrow,
         segments: vec![Arc::new(Segment {
             lines: segment.lines.into(),
             fallback: segment.fallback,
@@ -306,13 +329,17 @@ mod tests {
 
     #[test]
     fn depth_grows_with_fanout() {
-        assert_eq!(depth_for::<u32>(0), 1);
-        assert_eq!(depth_for::<u32>(7), 1);
-        assert_eq!(depth_for::<u32>(8), 2);
-        assert_eq!(depth_for::<u32>(7 * 16), 2);
-        assert_eq!(depth_for::<u32>(7 * 16 + 1), 3);
-        assert_eq!(depth_for::<u16>(9 * 31), 2);
-        assert_eq!(depth_for::<u16>(9 * 31 + 1), 3);
+        assert_eq!(depth_for::<u32>(0, false), 1);
+        assert_eq!(depth_for::<u32>(7, false), 1);
+        assert_eq!(depth_for::<u32>(8, false), 2);
+        assert_eq!(depth_for::<u32>(7 * 16, false), 2);
+        assert_eq!(depth_for::<u32>(7 * 16 + 1, false), 3);
+        assert_eq!(depth_for::<u16>(9 * 31, false), 2);
+        assert_eq!(depth_for::<u16>(9 * 31 + 1, false), 3);
+        assert_eq!(depth_for::<u16>(14, true), 1);
+        assert_eq!(depth_for::<u16>(15, true), 2);
+        assert_eq!(depth_for::<u16>(14 * 31, true), 2);
+        assert_eq!(depth_for::<u16>(14 * 31 + 1, true), 3);
     }
 
     /// Walks `steps` inner nodes and a leaf the way a lookup does, with plain counts.
@@ -351,10 +378,10 @@ mod tests {
         // one line already in the segment.
         let keys: Vec<u32> = (1..=300).map(|k| k * 10).collect();
         let want = answers(keys.len());
-        let mut segment = SegmentBuilder::<u128>::new();
+        let mut segment = SegmentBuilder::<u128>::new(false);
         segment
             .lines
-            .push(<u32 as Key>::leaf(&[], &[Answer::NoRoute]));
+            .push(<u32 as Key>::leaf::<false>(&[], &[Answer::NoRoute]));
         let (root, depth) = segment.tree(&keys, &want);
         assert_eq!((root, depth), (1, 3));
         assert_eq!(segment.lines.len(), 1 + 1 + 3 + 43);
@@ -373,7 +400,7 @@ mod tests {
 
     #[test]
     fn a_small_tree_is_one_leaf() {
-        let mut segment = SegmentBuilder::<u128>::new();
+        let mut segment = SegmentBuilder::<u128>::new(false);
         let keys = [5u32, 6, 7];
         let want = answers(keys.len());
         assert_eq!(segment.tree(&keys, &want), (0, 1));

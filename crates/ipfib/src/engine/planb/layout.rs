@@ -20,7 +20,19 @@
 //! | family | inner node | leaf |
 //! |---|---|---|
 //! | IPv6 (`u32` keys) | 15 keys, link | 7 keys, flags, 8 hops |
-//! | IPv4 (`u16` keys) | 30 keys, link | 9 keys, pad, flags, 10 hops |
+//! | IPv4 (`u16` keys) | 30 keys, link | 9 keys, pad, flags, 10 hops (32-bit) |
+//! | IPv4, *narrow* | 30 keys, link | 14 keys, flags, 15 hops (16-bit), pad |
+//!
+//! An IPv4 table whose next hops all fit 16 bits (tables of next-hop ids, as routers keep)
+//! gets narrow leaves: 15 answers per line instead of 10, so its leaves take a third less
+//! memory. The format is fixed per table ([`super::PlanB`]'s `narrow`), so the walk is
+//! compiled for each and never tests it per lookup.
+//!
+//! In a table of depth 2 (one inner level: nearly every IPv4 table), a chunk whose tree is a
+//! single leaf is entered at that leaf: its direct entry carries [`LEAF_ENTRY`], and the
+//! inner step keeps such a lane where it is instead of following a link. Without it every
+//! such chunk needs an all-padding inner node in front of its leaf (a third of IPv4 et-2015's
+//! chunks), and a lookup reads that line too.
 
 use super::fallback::Fallback;
 use super::search::Search;
@@ -43,6 +55,16 @@ pub struct Segment<A: Family> {
     pub lines: Array<<A::Key as Key>::Line>,
     /// Cells a leaf position of this segment names with [`CELL`].
     pub fallback: Fallback<A>,
+}
+
+/// Flag bit of a direct-table entry that names its chunk's only leaf in a table of depth 2
+/// (module docs); the entry's other bits are the leaf's line.
+pub const LEAF_ENTRY: u32 = 1 << 31;
+
+/// A direct entry's line, without [`LEAF_ENTRY`].
+#[inline(always)]
+pub const fn entry_line(entry: u32) -> u32 {
+    entry & !LEAF_ENTRY
 }
 
 /// Flag bit (shifted by the position) of a leaf position with no route.
@@ -73,6 +95,15 @@ pub enum Answer {
 }
 
 impl Answer {
+    /// Whether a narrow leaf (16-bit hop slots) holds this answer.
+    pub fn fits_narrow(self) -> bool {
+        match self {
+            Answer::Route(hop) => hop <= u32::from(u16::MAX),
+            Answer::NoRoute => true,
+            Answer::Cell(_) => false,
+        }
+    }
+
     /// The hop slot and the flag bits (before shifting by the position) of the answer.
     fn encode(self) -> (u32, u32) {
         match self {
@@ -103,19 +134,23 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     const INNER_KEYS: usize;
     /// Keys of a leaf; it answers one position more.
     const LEAF_KEYS: usize;
+    /// Keys of a narrow leaf (16-bit hop slots); 0 when the key type has no narrow form.
+    const NARROW_KEYS: usize;
     /// One cache line.
     type Line: Copy + Debug + Send + Sync + Pod + 'static;
 
     /// An inner node holding `keys` (at most `INNER_KEYS`), padding, and `link`.
     fn inner(keys: &[Self], link: u32) -> Self::Line;
-    /// A leaf holding `keys` (at most `LEAF_KEYS`) and `keys.len() + 1` answers.
-    fn leaf(keys: &[Self], answers: &[Answer]) -> Self::Line;
+    /// A leaf holding `keys` (at most the format's key count) and `keys.len() + 1` answers
+    /// (each [`Answer::fits_narrow`] when `NARROW`). A key type without a narrow form makes
+    /// its only one whatever `NARROW` says.
+    fn leaf<const NARROW: bool>(keys: &[Self], answers: &[Answer]) -> Self::Line;
     /// The link of an inner node.
     fn link(line: &Self::Line) -> u32;
     /// The hop slot of leaf position `r`.
-    fn hop(line: &Self::Line, r: u32) -> u32;
+    fn hop<const NARROW: bool>(line: &Self::Line, r: u32) -> u32;
     /// The flag word of a leaf: [`NO_ROUTE`] and [`CELL`] shifted left by each position.
-    fn flags(line: &Self::Line) -> u32;
+    fn flags<const NARROW: bool>(line: &Self::Line) -> u32;
     /// The low bits of a coarse address, the bits this key type holds.
     fn from_coarse(coarse: u64) -> Self;
     /// The inverse: the key as the low bits of a coarse address.
@@ -123,7 +158,7 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     /// Number of keys of an inner node less than `x`, with the node search `s`.
     fn rank_inner<S: Search>(s: S, line: &Self::Line, x: Self) -> u32;
     /// Number of keys of a leaf less than `x`, with the node search `s`.
-    fn rank_leaf<S: Search>(s: S, line: &Self::Line, x: Self) -> u32;
+    fn rank_leaf<S: Search, const NARROW: bool>(s: S, line: &Self::Line, x: Self) -> u32;
     /// The real keys of a node's first `slots` slots: those that are not padding (padding is
     /// never less than a query, so this bounds any rank).
     fn keys_in(line: &Self::Line, slots: usize) -> usize;
@@ -132,14 +167,59 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     /// Replaces the link of an inner node (a tree copied to another place in a segment).
     fn set_link(line: &mut Self::Line, link: u32);
     /// Replaces the hop slot of leaf position `r` (a fallback cell renumbered).
-    fn set_hop(line: &mut Self::Line, r: u32, hop: u32);
+    fn set_hop<const NARROW: bool>(line: &mut Self::Line, r: u32, hop: u32);
 
-    /// The answer at position `r` (at most `LEAF_KEYS`) of a leaf: the inverse of
+    /// Keys of a leaf in the given format.
+    fn leaf_keys(narrow: bool) -> usize {
+        if narrow {
+            Self::NARROW_KEYS
+        } else {
+            Self::LEAF_KEYS
+        }
+    }
+
+    /// [`Key::leaf`] with the format chosen at run time (building, not walking).
+    fn leaf_in(keys: &[Self], answers: &[Answer], narrow: bool) -> Self::Line {
+        if narrow {
+            Self::leaf::<true>(keys, answers)
+        } else {
+            Self::leaf::<false>(keys, answers)
+        }
+    }
+
+    /// [`Key::rank_leaf`] with the format chosen at run time.
+    fn rank_leaf_in<S: Search>(s: S, line: &Self::Line, x: Self, narrow: bool) -> u32 {
+        if narrow {
+            Self::rank_leaf::<S, true>(s, line, x)
+        } else {
+            Self::rank_leaf::<S, false>(s, line, x)
+        }
+    }
+
+    /// [`Key::decode`] with the format chosen at run time.
+    fn decode_in(line: &Self::Line, r: u32, narrow: bool) -> Decoded {
+        if narrow {
+            Self::decode::<true>(line, r)
+        } else {
+            Self::decode::<false>(line, r)
+        }
+    }
+
+    /// [`Key::set_hop`] with the format chosen at run time.
+    fn set_hop_in(line: &mut Self::Line, r: u32, hop: u32, narrow: bool) {
+        if narrow {
+            Self::set_hop::<true>(line, r, hop)
+        } else {
+            Self::set_hop::<false>(line, r, hop)
+        }
+    }
+
+    /// The answer at position `r` (at most the format's key count) of a leaf: the inverse of
     /// [`Key::leaf`]'s encoding.
     #[inline(always)]
-    fn decode(line: &Self::Line, r: u32) -> Decoded {
-        let hop = Self::hop(line, r);
-        let flags = Self::flags(line) >> r;
+    fn decode<const NARROW: bool>(line: &Self::Line, r: u32) -> Decoded {
+        let hop = Self::hop::<NARROW>(line, r);
+        let flags = Self::flags::<NARROW>(line) >> r;
         if flags & CELL != 0 {
             Decoded::Cell(hop)
         } else if flags & NO_ROUTE != 0 {
@@ -163,6 +243,7 @@ impl Key for u32 {
     const PAD: Self = u32::MAX;
     const INNER_KEYS: usize = 15;
     const LEAF_KEYS: usize = 7;
+    const NARROW_KEYS: usize = 0;
     type Line = Line32;
 
     fn inner(keys: &[u32], link: u32) -> Line32 {
@@ -171,7 +252,7 @@ impl Key for u32 {
         w[15] = link;
         Line32(w)
     }
-    fn leaf(keys: &[u32], answers: &[Answer]) -> Line32 {
+    fn leaf<const NARROW: bool>(keys: &[u32], answers: &[Answer]) -> Line32 {
         debug_assert_eq!(answers.len(), keys.len() + 1);
         let mut w = [u32::MAX; 16];
         w[..keys.len()].copy_from_slice(keys);
@@ -186,11 +267,11 @@ impl Key for u32 {
         line.0[15]
     }
     #[inline(always)]
-    fn hop(line: &Line32, r: u32) -> u32 {
+    fn hop<const NARROW: bool>(line: &Line32, r: u32) -> u32 {
         line.0[8 + (r as usize & 7)]
     }
     #[inline(always)]
-    fn flags(line: &Line32) -> u32 {
+    fn flags<const NARROW: bool>(line: &Line32) -> u32 {
         line.0[7]
     }
     #[inline(always)]
@@ -205,7 +286,7 @@ impl Key for u32 {
         s.rank32::<15>(line, x)
     }
     #[inline(always)]
-    fn rank_leaf<S: Search>(s: S, line: &Line32, x: u32) -> u32 {
+    fn rank_leaf<S: Search, const NARROW: bool>(s: S, line: &Line32, x: u32) -> u32 {
         s.rank32::<7>(line, x)
     }
     fn keys_in(line: &Line32, slots: usize) -> usize {
@@ -217,7 +298,7 @@ impl Key for u32 {
     fn set_link(line: &mut Line32, link: u32) {
         line.0[15] = link;
     }
-    fn set_hop(line: &mut Line32, r: u32, hop: u32) {
+    fn set_hop<const NARROW: bool>(line: &mut Line32, r: u32, hop: u32) {
         line.0[8 + (r as usize & 7)] = hop;
     }
 }
@@ -234,10 +315,15 @@ fn put_word16(h: &mut [u16; 32], i: usize, w: u32) {
     h[i + 1] = (w >> 16) as u16;
 }
 
+/// Where a narrow IPv4 leaf keeps its flag word (halves) and its first hop slot.
+const NARROW_FLAGS: usize = 14;
+const NARROW_HOPS: usize = 16;
+
 impl Key for u16 {
     const PAD: Self = u16::MAX;
     const INNER_KEYS: usize = 30;
     const LEAF_KEYS: usize = 9;
+    const NARROW_KEYS: usize = 14;
     type Line = Line16;
 
     fn inner(keys: &[u16], link: u32) -> Line16 {
@@ -246,13 +332,21 @@ impl Key for u16 {
         put_word16(&mut h, 30, link);
         Line16(h)
     }
-    fn leaf(keys: &[u16], answers: &[Answer]) -> Line16 {
+    fn leaf<const NARROW: bool>(keys: &[u16], answers: &[Answer]) -> Line16 {
         debug_assert_eq!(answers.len(), keys.len() + 1);
         let mut h = [u16::MAX; 32];
         h[..keys.len()].copy_from_slice(keys);
-        put_word16(&mut h, 10, flag_word(answers));
-        for (r, a) in answers.iter().enumerate() {
-            put_word16(&mut h, 12 + 2 * r, a.encode().0);
+        if NARROW {
+            put_word16(&mut h, NARROW_FLAGS, flag_word(answers));
+            for (r, a) in answers.iter().enumerate() {
+                debug_assert!(a.fits_narrow());
+                h[NARROW_HOPS + r] = a.encode().0 as u16;
+            }
+        } else {
+            put_word16(&mut h, 10, flag_word(answers));
+            for (r, a) in answers.iter().enumerate() {
+                put_word16(&mut h, 12 + 2 * r, a.encode().0);
+            }
         }
         Line16(h)
     }
@@ -261,14 +355,18 @@ impl Key for u16 {
         word16(line, 30)
     }
     #[inline(always)]
-    fn hop(line: &Line16, r: u32) -> u32 {
-        // `r <= LEAF_KEYS`, so the index stays inside the line; the `min` lets the compiler
-        // see that and drop the bounds check.
-        word16(line, 12 + 2 * (r as usize).min(9))
+    fn hop<const NARROW: bool>(line: &Line16, r: u32) -> u32 {
+        // `r` is at most the format's key count, so the index stays inside the line; the
+        // `min` lets the compiler see that and drop the bounds check.
+        if NARROW {
+            u32::from(line.0[NARROW_HOPS + (r as usize).min(Self::NARROW_KEYS)])
+        } else {
+            word16(line, 12 + 2 * (r as usize).min(9))
+        }
     }
     #[inline(always)]
-    fn flags(line: &Line16) -> u32 {
-        word16(line, 10)
+    fn flags<const NARROW: bool>(line: &Line16) -> u32 {
+        word16(line, if NARROW { NARROW_FLAGS } else { 10 })
     }
     #[inline(always)]
     fn from_coarse(coarse: u64) -> u16 {
@@ -282,8 +380,12 @@ impl Key for u16 {
         s.rank16::<30>(line, x)
     }
     #[inline(always)]
-    fn rank_leaf<S: Search>(s: S, line: &Line16, x: u16) -> u32 {
-        s.rank16::<9>(line, x)
+    fn rank_leaf<S: Search, const NARROW: bool>(s: S, line: &Line16, x: u16) -> u32 {
+        if NARROW {
+            s.rank16::<{ Self::NARROW_KEYS }>(line, x)
+        } else {
+            s.rank16::<9>(line, x)
+        }
     }
     fn keys_in(line: &Line16, slots: usize) -> usize {
         line.0[..slots].iter().filter(|&&k| k != Self::PAD).count()
@@ -294,8 +396,12 @@ impl Key for u16 {
     fn set_link(line: &mut Line16, link: u32) {
         put_word16(&mut line.0, 30, link);
     }
-    fn set_hop(line: &mut Line16, r: u32, hop: u32) {
-        put_word16(&mut line.0, 12 + 2 * (r as usize).min(9), hop);
+    fn set_hop<const NARROW: bool>(line: &mut Line16, r: u32, hop: u32) {
+        if NARROW {
+            line.0[NARROW_HOPS + (r as usize).min(Self::NARROW_KEYS)] = hop as u16;
+        } else {
+            put_word16(&mut line.0, 12 + 2 * (r as usize).min(9), hop);
+        }
     }
 }
 
@@ -401,9 +507,9 @@ mod tests {
                 _ => Answer::Cell(r * 1000),
             })
             .collect();
-        let line = K::leaf(keys, &answers);
+        let line = K::leaf::<false>(keys, &answers);
         for (r, a) in answers.iter().enumerate() {
-            let decoded = match K::decode(&line, r as u32) {
+            let decoded = match K::decode::<false>(&line, r as u32) {
                 Decoded::Cell(c) => Answer::Cell(c),
                 Decoded::NoRoute => Answer::NoRoute,
                 Decoded::Hop(h) => Answer::Route(h),
@@ -419,5 +525,34 @@ mod tests {
         leaf_round_trip::<u32>(&[1, 2, 3, 4, 5, 6, u32::MAX - 1]);
         leaf_round_trip::<u16>(&[1, 2, 3, 4, 5, 6, 7, 8, u16::MAX - 1]);
         leaf_round_trip::<u32>(&[]);
+    }
+
+    /// A full narrow IPv4 leaf: every position decodes to its answer (the widest 16-bit hop
+    /// included), and the keys, flags and hop slots never overlap.
+    #[test]
+    fn narrow_leaves_hold_their_answers() {
+        let keys: Vec<u16> = (1..=14).chain([u16::MAX - 1]).take(14).collect();
+        let answers: Vec<Answer> = (0..=keys.len() as u32)
+            .map(|r| match r % 3 {
+                0 => Answer::Route(u32::from(u16::MAX) - r),
+                1 => Answer::NoRoute,
+                _ => Answer::Route(r),
+            })
+            .collect();
+        assert!(answers.iter().all(|a| a.fits_narrow()));
+        assert!(!Answer::Route(1 << 16).fits_narrow());
+        let line = <u16 as Key>::leaf::<true>(&keys, &answers);
+        assert_eq!(<u16 as Key>::keys_in(&line, 14), 14);
+        for (r, a) in answers.iter().enumerate() {
+            let decoded = match <u16 as Key>::decode::<true>(&line, r as u32) {
+                Decoded::Cell(c) => Answer::Cell(c),
+                Decoded::NoRoute => Answer::NoRoute,
+                Decoded::Hop(h) => Answer::Route(h),
+            };
+            assert_eq!(decoded, *a, "position {r}");
+        }
+        for (i, &k) in keys.iter().enumerate() {
+            assert_eq!(<u16 as Key>::key_at(&line, i), k);
+        }
     }
 }

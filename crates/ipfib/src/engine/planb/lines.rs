@@ -6,14 +6,14 @@
 //! entry, every node the walk searches (padding nodes included: they are loads too), and for
 //! the rare fallback cell the cell's range, the lines its binary search probes and the answer.
 
-use super::layout::{chunk_of, Decoded, Family, Key};
+use super::layout::{chunk_of, entry_line, Decoded, Family, Key, LEAF_ENTRY};
 use super::search::scalar::Scalar;
 use super::PlanB;
 
 /// The lines one lookup reads, by part of the structure.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Touched {
-    /// Tree nodes read, the leaf included (one line each).
+    /// Tree nodes read, the leaf included (one line each; a leaf entered directly is one).
     pub tree: usize,
     /// Lines of the fallback stage (0 unless the leaf answered with a fallback cell).
     pub fallback: usize,
@@ -34,16 +34,22 @@ impl<A: Family> PlanB<A> {
         let x = A::Key::from_coarse(coarse);
         let chunk = chunk_of::<A>(coarse);
         let segment = &self.segments[self.segment_of.get(chunk).map_or(0, |&s| s as usize)];
-        let mut node = self.direct[chunk];
+        let entry = self.direct[chunk];
+        let mut node = entry_line(entry);
         let mut touched = Touched::default();
-        for _ in 1..self.depth {
-            let n = &segment.lines[node as usize];
-            node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
-            touched.tree += 1;
+        if entry & LEAF_ENTRY == 0 {
+            for _ in 1..self.depth {
+                let n = &segment.lines[node as usize];
+                node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
+                touched.tree += 1;
+            }
         }
+        // A lane entered at its leaf searches that line twice (as an inner node, then as the
+        // leaf): one line.
         let leaf = &segment.lines[node as usize];
         touched.tree += 1;
-        if let Decoded::Cell(cell) = A::Key::decode(leaf, A::Key::rank_leaf(Scalar, leaf, x)) {
+        let rank = A::Key::rank_leaf_in(Scalar, leaf, x, self.narrow);
+        if let Decoded::Cell(cell) = A::Key::decode_in(leaf, rank, self.narrow) {
             touched.fallback = segment.fallback.lines_touched(cell);
         }
         touched

@@ -71,6 +71,8 @@ pub struct PlanB<A: Family> {
     home: Array<<A::Key as Key>::Line>,
     /// Node searches per lookup, the leaf's included (uniform across chunks).
     depth: usize,
+    /// Leaves in the narrow format (16-bit hop slots; `layout` docs), in every segment.
+    narrow: bool,
     /// Merged elementary intervals and distinct answers, counted by a full build (a partial
     /// rebuild does not see the whole table, so it does not know them).
     intervals: Option<usize>,
@@ -91,6 +93,7 @@ struct Parts<A: Family> {
     segment_of: Box<[u16]>,
     segments: Vec<Arc<Segment<A>>>,
     depth: usize,
+    narrow: bool,
     intervals: Option<usize>,
     results: Option<usize>,
     /// Used lines per segment (`PlanB::live`); `None` when every line is (a full build).
@@ -130,6 +133,7 @@ impl<A: Family> PlanB<A> {
             home: p.segments[0].lines.clone(),
             segments: p.segments,
             depth: p.depth,
+            narrow: p.narrow,
             intervals: p.intervals,
             results: p.results,
             live,
@@ -187,16 +191,15 @@ impl<A: Family> PlanB<A> {
     /// route or "no route" becomes the output with a select, no branch; only a cell branches
     /// (rare, and predicted).
     #[inline(always)]
-    fn answer<'s, O: walk::Output>(
-        &self,
+    fn answer<'s, O: walk::Output, const NARROW: bool>(
         segment: impl FnOnce() -> &'s Segment<A>,
         leaf: &<A::Key as Key>::Line,
         rank: u32,
         addr: A,
         miss: NextHop,
     ) -> O {
-        let hop = A::Key::hop(leaf, rank);
-        let flags = A::Key::flags(leaf) >> rank;
+        let hop = A::Key::hop::<NARROW>(leaf, rank);
+        let flags = A::Key::flags::<NARROW>(leaf) >> rank;
         if flags & layout::CELL != 0 {
             return O::from_answer(Self::cell(segment(), hop, addr), miss);
         }
@@ -318,6 +321,7 @@ impl<A: Family> Lookup<A> for PlanB<A> {
         let mut details: Vec<Detail> = counted.into_iter().flatten().collect();
         details.extend([
             Detail::count("depth", self.depth()),
+            Detail::text("leaves", if self.narrow { "narrow" } else { "wide" }),
             Detail::text("node_search", self.backend().name()),
             Detail::count("segments", self.segments.len()),
             Detail::count("lines", self.lines()),
@@ -426,6 +430,76 @@ mod tests {
             .collect();
         probes.extend((0..40).map(|i| (0x2001_0db8_0001u128 << 80) | (i << 62)));
         scalar_walk_matches_intervals(&routes, &probes);
+    }
+
+    /// IPv4 leaves are narrow exactly when every next hop fits 16 bits (`u16::MAX` included),
+    /// and both formats answer as the intervals do; IPv6 leaves are never narrow.
+    #[test]
+    fn leaf_format_follows_the_next_hops() {
+        for (widest, narrow) in [(u32::from(u16::MAX), true), (1 << 16, false)] {
+            let routes: Vec<(u32, u8, NextHop)> = (0..300u32)
+                .map(|i| (0x0a00_0000 | (i << 8), 24, i % 3))
+                .chain([(0, 1, widest), (0x0b00_0000, 16, 5)])
+                .collect();
+            let table: RouteTable<u32> = routes
+                .iter()
+                .map(|&(a, len, nh)| (Prefix::new(a, len).unwrap(), nh))
+                .collect();
+            let planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
+            assert_eq!(planb.narrow, narrow, "widest next hop {widest}");
+            assert_eq!(planb.depth, 2);
+            let probes: Vec<u32> = (0..2000u32)
+                .map(|i| 0x0a00_0000 | (i * 97))
+                .chain([0, u32::MAX, 0x0b00_0000, 0x0bff_ffff, 0x0b01_0000])
+                .collect();
+            scalar_walk_matches_intervals(&routes, &probes);
+        }
+        let table: RouteTable<u128> = [(Prefix::new(1u128 << 127, 1).unwrap(), 1)]
+            .into_iter()
+            .collect();
+        assert!(
+            !PlanB::build(&table, &BuildOptions::default())
+                .unwrap()
+                .narrow
+        );
+    }
+
+    proptest::proptest! {
+        /// Random IPv4 tables in a few chunks (deep enough for inner nodes, leaf entries and
+        /// shared one-answer leaves), next hops narrow or wide: every backend, single and
+        /// batched, answers as the intervals do.
+        #[test]
+        fn both_leaf_formats_match_the_intervals_on_every_backend(
+            routes in proptest::collection::vec((0u32..4, proptest::num::u16::ANY, 8u8..=32, 0u32..6), 0..600),
+            wide in proptest::bool::ANY,
+            probes in proptest::collection::vec(proptest::num::u32::ANY, 64),
+        ) {
+            let table: RouteTable<u32> = routes
+                .iter()
+                .map(|&(chunk, low, len, hop)| {
+                    let addr = ((0x0a00 + chunk) << 16) | u32::from(low);
+                    let hop = if wide && hop == 0 { u32::MAX - 2 } else { hop };
+                    (Prefix::covering(addr, len), hop)
+                })
+                .collect();
+            let intervals = Intervals::from_table(&table);
+            let probes: Vec<u32> = table
+                .iter()
+                .flat_map(|(p, _)| [p.first(), p.last(), p.last().wrapping_add(1)])
+                .chain(probes.iter().map(|&a| (a & 0x0003_ffff) | 0x0a00_0000))
+                .chain(probes.iter().copied())
+                .collect();
+            let want: Vec<Option<NextHop>> = probes.iter().map(|&a| intervals.lookup(a)).collect();
+            for backend in Backend::ALL.into_iter().filter(|b| b.is_available()) {
+                let planb = PlanB::build(&table, &BuildOptions::with_backend(backend)).unwrap();
+                planb.validate().unwrap();
+                let single: Vec<Option<NextHop>> = probes.iter().map(|&a| planb.lookup(a)).collect();
+                proptest::prop_assert_eq!(&single, &want, "{:?} single", backend);
+                let mut batch = vec![Some(7); probes.len()];
+                planb.lookup_batch(&probes, &mut batch).unwrap();
+                proptest::prop_assert_eq!(&batch, &want, "{:?} batch", backend);
+            }
+        }
     }
 
     #[test]

@@ -25,7 +25,9 @@ use std::sync::Arc;
 
 use super::builder::{chunk_content, depth_for, project, SegmentBuilder};
 use super::fallback::Fallback;
-use super::layout::{chunk_of, Answer, Decoded, Family, Key, Segment, DIRECT_BITS};
+use super::layout::{
+    chunk_of, entry_line, Answer, Decoded, Family, Key, Segment, DIRECT_BITS, LEAF_ENTRY,
+};
 use super::{Parts, PlanB};
 use crate::interval::Intervals;
 use crate::prefix::Prefix;
@@ -138,22 +140,24 @@ impl<A: Family> PlanB<A> {
         };
         let mut cells = HashMap::new();
         for (i, leaf) in lines[first..=last].iter().enumerate() {
-            let keys = A::Key::keys_in(leaf, A::Key::LEAF_KEYS);
+            let keys = A::Key::keys_in(leaf, A::Key::leaf_keys(self.narrow));
             for r in usize::from(i > 0)..=keys {
                 if r > 0 {
                     steps
                         .starts
                         .push(base + A::Key::to_low(A::Key::key_at(leaf, r - 1)) + 1);
                 }
-                steps.answers.push(match A::Key::decode(leaf, r as u32) {
-                    Decoded::Hop(h) => Answer::Route(h),
-                    Decoded::NoRoute => Answer::NoRoute,
-                    Decoded::Cell(c) => Answer::Cell(
-                        *cells
-                            .entry(c)
-                            .or_insert_with(|| fallback.copy_cell(&segment.fallback, c)),
-                    ),
-                });
+                steps
+                    .answers
+                    .push(match A::Key::decode_in(leaf, r as u32, self.narrow) {
+                        Decoded::Hop(h) => Answer::Route(h),
+                        Decoded::NoRoute => Answer::NoRoute,
+                        Decoded::Cell(c) => Answer::Cell(
+                            *cells
+                                .entry(c)
+                                .or_insert_with(|| fallback.copy_cell(&segment.fallback, c)),
+                        ),
+                    });
             }
         }
         steps
@@ -217,7 +221,7 @@ impl<A: Family> PlanB<A> {
         if self.segments.len() >= MAX_SEGMENTS {
             return None;
         }
-        let mut segment = SegmentBuilder::<A>::new();
+        let mut segment = SegmentBuilder::<A>::new(self.narrow);
         let mut constants = HashMap::new();
         let mut entries = Vec::with_capacity(chunks.len());
         let key_bits = A::COARSE_BITS - DIRECT_BITS;
@@ -230,7 +234,11 @@ impl<A: Family> PlanB<A> {
                 .filter(|p| p.first().coarse() <= end && p.last().coarse() >= base)
                 .collect();
             let (keys, answers) = self.edited(table, chunk, &changes, &mut segment.fallback);
-            if depth_for::<A::Key>(keys.len()) > self.depth {
+            // A chunk outgrowing the depth, or a next hop too wide for narrow leaves: the full
+            // build chooses depth and format anew.
+            if depth_for::<A::Key>(keys.len(), self.narrow) > self.depth
+                || (self.narrow && !answers.iter().all(|a| a.fits_narrow()))
+            {
                 return None;
             }
             entries.push(segment.chunk(self.depth, &keys, &answers, &mut constants));
@@ -259,8 +267,9 @@ impl<A: Family> PlanB<A> {
         let mut users = self.users.clone();
         for &chunk in chunks {
             let (seg, entry, first_leaf, last) = self.span(chunk);
+            let leaf_keys = A::Key::leaf_keys(self.narrow);
             let one_answer = first_leaf == last
-                && A::Key::keys_in(&self.segments[seg].lines[last], A::Key::LEAF_KEYS) == 0;
+                && A::Key::keys_in(&self.segments[seg].lines[last], leaf_keys) == 0;
             if !one_answer {
                 live[seg] = live[seg].saturating_sub(last - entry + 1);
             }
@@ -293,6 +302,7 @@ impl<A: Family> PlanB<A> {
                 segment_of: segment_of.into(),
                 segments,
                 depth: self.depth,
+                narrow: self.narrow,
                 intervals: None,
                 results: None,
                 live: Some(live),
@@ -324,6 +334,7 @@ impl<A: Family> PlanB<A> {
             segment_of,
             segments: kept,
             depth: self.depth,
+            narrow: self.narrow,
             intervals: None,
             results: None,
             live: Some(kept_live),
@@ -333,12 +344,16 @@ impl<A: Family> PlanB<A> {
 
     /// Where `chunk`'s lines are: its segment, entry line, first and last leaf. The lines
     /// `entry..=last` are the chunk's own, written in one piece by [`SegmentBuilder::chunk`]
-    /// (or, for a chunk without boundaries, the one-answer chain it shares with others).
+    /// (or, for a chunk without boundaries, the one-answer chain it shares with others). A
+    /// chunk entered at its leaf ([`LEAF_ENTRY`]) is that one line.
     fn span(&self, chunk: usize) -> (usize, usize, usize, usize) {
         let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
         let lines = &self.segments[seg].lines;
-        let entry = self.direct[chunk] as usize;
+        let entry = entry_line(self.direct[chunk]) as usize;
         let (mut first, mut last) = (entry, entry);
+        if self.direct[chunk] & LEAF_ENTRY != 0 {
+            return (seg, entry, first, last);
+        }
         for _ in 1..self.depth {
             first = A::Key::link(&lines[first]) as usize;
             let l = &lines[last];
@@ -348,8 +363,9 @@ impl<A: Family> PlanB<A> {
     }
 
     /// Copies `chunk`'s lines into `into` (inner links moved by the offset, fallback cells
-    /// copied and renumbered); returns its entry there. `copied` maps (segment, entry) to the
-    /// new entry, so lines several chunks share are copied once.
+    /// copied and renumbered); returns its direct entry there ([`LEAF_ENTRY`] kept). `copied`
+    /// maps (segment, entry line) to the new entry, so lines several chunks share are copied
+    /// once.
     fn copy_chunk(
         &self,
         chunk: usize,
@@ -361,6 +377,7 @@ impl<A: Family> PlanB<A> {
         if let Some(&e) = copied.get(&(seg, entry)) {
             return e;
         }
+        let leaf_entry = self.direct[chunk] & LEAF_ENTRY;
         let segment = &self.segments[seg];
         let base = into.lines.len();
         for (at, line) in (entry..=last).zip(&segment.lines[entry..=last]) {
@@ -369,19 +386,21 @@ impl<A: Family> PlanB<A> {
                 let link = A::Key::link(&line) as usize - entry + base;
                 A::Key::set_link(&mut line, link as u32);
             } else {
-                for r in 0..=A::Key::keys_in(&line, A::Key::LEAF_KEYS) as u32 {
-                    if let Decoded::Cell(c) = A::Key::decode(&line, r) {
+                let keys = A::Key::keys_in(&line, A::Key::leaf_keys(self.narrow));
+                for r in 0..=keys as u32 {
+                    if let Decoded::Cell(c) = A::Key::decode_in(&line, r, self.narrow) {
                         let n = *cells
                             .entry((seg, c))
                             .or_insert_with(|| into.fallback.copy_cell(&segment.fallback, c));
-                        A::Key::set_hop(&mut line, r, n);
+                        A::Key::set_hop_in(&mut line, r, n, self.narrow);
                     }
                 }
             }
             into.lines.push(line);
         }
-        copied.insert((seg, entry), base as u32);
-        base as u32
+        let new_entry = base as u32 | leaf_entry;
+        copied.insert((seg, entry), new_entry);
+        new_entry
     }
 
     /// Every chunk's tree copied into one segment (`None` when there is one already): the
@@ -391,7 +410,7 @@ impl<A: Family> PlanB<A> {
         if self.segments.len() == 1 {
             return None;
         }
-        let mut segment = SegmentBuilder::<A>::new();
+        let mut segment = SegmentBuilder::<A>::new(self.narrow);
         let (mut copied, mut cells) = (HashMap::new(), HashMap::new());
         let chunks: Vec<usize> = (0..1usize << DIRECT_BITS).collect();
         let mut entries = Vec::with_capacity(chunks.len());
@@ -459,7 +478,7 @@ impl<A: Family> PlanB<A> {
         if chosen < at_least {
             return None;
         }
-        let mut segment = SegmentBuilder::<A>::new();
+        let mut segment = SegmentBuilder::<A>::new(self.narrow);
         let (mut copied, mut cells) = (HashMap::new(), HashMap::new());
         let (mut moved, mut entries) = (Vec::new(), Vec::new());
         for chunk in 0..1usize << DIRECT_BITS {
@@ -619,6 +638,70 @@ mod tests {
             t.partial_parts(&table, &deep).is_none(),
             "the chunk needs depth 2"
         );
+    }
+
+    /// A narrow table declines a partial rebuild that brings a next hop past 16 bits (the full
+    /// build then picks wide leaves), and takes one that does not.
+    #[test]
+    fn a_next_hop_too_wide_for_narrow_leaves_declines() {
+        let mut table: RouteTable<u32> = (0..40u32)
+            .map(|i| (Prefix::new(0x0a00_0000 | (i << 8), 24).unwrap(), i))
+            .collect();
+        let t = build(&table);
+        assert!(t.narrow && t.depth == 2);
+        let p = Prefix::new(0x0a00_0500, 24).unwrap();
+        table.insert(p, u32::from(u16::MAX));
+        let fits =
+            PlanB::from_parts(t.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
+        agrees(&fits, &table, &probes(&table));
+        table.insert(p, 1 << 16);
+        assert!(t.partial_parts(&table, &[p]).is_none());
+        let full = build(&table);
+        assert!(!full.narrow);
+        agrees(&full, &table, &probes(&table));
+    }
+
+    /// Chunks entered at their leaf keep that mark through partial rebuilds, compaction steps
+    /// and merging, and a chunk that grows past one leaf loses it.
+    #[test]
+    fn leaf_entries_survive_rebuilds_and_compaction() {
+        // Chunk 0x0a00 needs inner nodes (so the table has depth 2); the others are one leaf.
+        let mut table: RouteTable<u32> = (0..100u32)
+            .map(|i| (Prefix::new(0x0a00_0000 | (i << 8), 24).unwrap(), i % 7))
+            .chain((1..20u32).map(|c| (Prefix::new((0x0a00 + c) << 16, 20).unwrap(), c)))
+            .collect();
+        let mut t = build(&table);
+        assert_eq!(t.depth, 2);
+        assert!(t.direct[0x0a05] & LEAF_ENTRY != 0, "a one-leaf chunk");
+        assert!(
+            t.direct[0x0a00] & LEAF_ENTRY == 0,
+            "a chunk with inner nodes"
+        );
+        for round in 0..30u32 {
+            let c = 1 + round % 19;
+            let changed: Vec<Prefix<u32>> = (0..=round % 20)
+                .map(|k| Prefix::new(((0x0a00 + c) << 16) | (k << 8), 24).unwrap())
+                .collect();
+            for (k, &p) in changed.iter().enumerate() {
+                table.insert(p, round + k as u32 % 3);
+            }
+            if let Some(parts) = t.partial_parts(&table, &changed) {
+                t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
+            }
+            if let Some(parts) = t.compact_parts(64, &|| false) {
+                t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
+            }
+            agrees(&t, &table, &probes(&table));
+        }
+        assert!(t.direct[0x0a01] & LEAF_ENTRY == 0, "grew past one leaf");
+        assert!(
+            t.direct[0x0a02] & LEAF_ENTRY != 0,
+            "rebuilt, still one leaf"
+        );
+        if let Some(parts) = t.merged_parts(&|| false) {
+            t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
+        }
+        agrees(&t, &table, &probes(&table));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! PlanB's sections in a saved table ([`crate::saved`]), written and read in one place.
 //!
-//! Per family: `META` (depth, intervals, distinct results, segments, as `u64`), `DIRECT` (the
+//! Per family: `META` (depth, intervals, distinct results, segments, leaf format, as `u64`;
+//! files written before narrow leaves existed have the first four, and wide leaves), `DIRECT` (the
 //! direct table), `SEGMENT_OF` (the per-chunk segment table, empty with one segment), and per
 //! segment `LINES` (the 64-byte nodes), `CELLS`, `STARTS` and `ANSWERS` (its fallback cells).
 //! The direct table and the lines, nearly all of the bytes, are used in place in the file's
@@ -43,15 +44,25 @@ fn id<A: Family>(tag: u32, index: usize) -> SectionId {
 impl<A: Family> PlanB<A> {
     /// Adds this family's sections to `w`.
     pub(crate) fn write_sections<'a>(&'a self, w: &mut Writer<'a>) {
+        w.owned(id::<A>(META, 0), self.meta().to_vec());
+        self.write_arrays(w);
+    }
+
+    /// The `META` words.
+    fn meta(&self) -> [u64; 5] {
         // Counts a partial rebuild does not know are written as `UNKNOWN`.
         let known = |c: Option<usize>| c.map_or(UNKNOWN, |c| c as u64);
-        let meta = [
+        [
             self.depth as u64,
             known(self.intervals),
             known(self.results),
             self.segments.len() as u64,
-        ];
-        w.owned(id::<A>(META, 0), meta.to_vec());
+            u64::from(self.narrow),
+        ]
+    }
+
+    /// Every section but `META`.
+    fn write_arrays<'a>(&'a self, w: &mut Writer<'a>) {
         w.array(id::<A>(DIRECT, 0), &self.direct);
         w.array(id::<A>(SEGMENT_OF, 0), &self.segment_of);
         for (i, segment) in self.segments.iter().enumerate() {
@@ -75,12 +86,21 @@ impl<A: Family> PlanB<A> {
     /// `backend`.
     pub(crate) fn read_sections(r: &Reader, backend: Backend) -> Result<Self, OpenError> {
         let meta = r.array::<u64>(id::<A>(META, 0))?;
-        let &[depth, intervals, results, segments] = &meta[..] else {
+        let (head, format) = match &meta[..] {
+            [head @ .., format] if meta.len() == 5 => (head, *format),
+            head => (head, 0),
+        };
+        let &[depth, intervals, results, segments] = head else {
             return Err(OpenError::Format(format!(
-                "{} has {} words, expected 4",
+                "{} has {} words, expected 4 or 5",
                 id::<A>(META, 0),
                 meta.len()
             )));
+        };
+        let narrow = match format {
+            0 => false,
+            1 => true,
+            f => return Err(OpenError::Format(format!("leaf format {f} is not 0 or 1"))),
         };
         let count = |v: u64| usize::try_from(v).ok();
         // Every segment has its own sections, so their number bounds a plausible count before
@@ -158,11 +178,60 @@ impl<A: Family> PlanB<A> {
             live: parts.iter().map(|s| s.lines.len()).collect(),
             segments: parts,
             depth,
+            narrow,
             intervals,
             results,
             dispatch,
         };
         super::validate::check(&planb)?;
         Ok(planb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Build, BuildOptions, Lookup};
+    use crate::prefix::Prefix;
+    use crate::route_table::RouteTable;
+    use crate::storage::Backing;
+
+    /// `t`'s sections with `meta` as its `META` words, read back.
+    fn reread(t: &PlanB<u32>, meta: &[u64]) -> Result<PlanB<u32>, OpenError> {
+        let mut w = Writer::new("planb");
+        w.owned(id::<u32>(META, 0), meta.to_vec());
+        t.write_arrays(&mut w);
+        let mut bytes = Vec::new();
+        w.write(&mut bytes).unwrap();
+        let r = Reader::new(Arc::new(Backing::copy(&bytes)))?;
+        PlanB::<u32>::read_sections(&r, Backend::Scalar)
+    }
+
+    /// Files from before narrow leaves (four `META` words) open as wide; a leaf format this
+    /// code does not know is refused; both formats round-trip.
+    #[test]
+    fn leaf_format_in_meta() {
+        for widest in [7, 1 << 20] {
+            let table: RouteTable<u32> = (0..50u32)
+                .map(|i| (Prefix::new(0x0a00_0000 | (i << 8), 24).unwrap(), i % 3))
+                .chain([(Prefix::new(0, 1).unwrap(), widest)])
+                .collect();
+            let t = PlanB::build(&table, &BuildOptions::default()).unwrap();
+            assert_eq!(t.narrow, widest < 1 << 16);
+            let meta = t.meta();
+            let back = reread(&t, &meta).unwrap();
+            assert_eq!(back.narrow, t.narrow);
+            for a in [0u32, 0x0a00_0105, 0x0a00_3200, 0x7fff_ffff, u32::MAX] {
+                assert_eq!(back.lookup(a), table.longest_match(a).map(|(_, h)| h));
+            }
+            let mut bad = meta;
+            bad[4] = 2;
+            assert!(reread(&t, &bad).is_err());
+            if !t.narrow {
+                let old = reread(&t, &meta[..4]).unwrap();
+                assert!(!old.narrow);
+                assert_eq!(old.lookup(0x0a00_0105), Some(1));
+            }
+        }
     }
 }

@@ -7,7 +7,8 @@
 //!    `1 <= depth <= MAX_DEPTH`;
 //! 2. with several segments, the segment table has one entry per chunk, each naming a segment
 //!    (with one segment it may be empty: the walk does not read it);
-//! 3. every chunk's direct entry is a line of its segment;
+//! 3. every chunk's direct entry is a line of its segment; an entry marked
+//!    [`LEAF_ENTRY`] (its line is the chunk's leaf) occurs only in a table of depth 2;
 //! 4. every line the walk can reach with `k > 1` searches to go has `link + keys < len`,
 //!    where `keys` is its number of real (non-padding) keys, the largest rank a query can
 //!    give, and `len` is the number of lines of its segment;
@@ -15,13 +16,14 @@
 //!    fallback cell names a cell of the segment, and every cell is a non-empty range of the
 //!    segment's fallback arrays (so its search never indexes out of bounds or panics);
 //! 6. the count of chunks per segment matches the segment table (partial rebuilds drop the
-//!    segments whose count reaches zero, so a wrong count would drop one still walked).
+//!    segments whose count reaches zero, so a wrong count would drop one still walked);
+//! 7. narrow leaves only for a key type that has them.
 //!
 //! The builder establishes all of them; [`check`] verifies them for a structure of unknown
 //! origin (a saved table read from disk), visiting each (line, searches to go) pair at most
 //! once, so a hostile structure whose chunks share lines costs no more than an honest one.
 
-use super::layout::{Decoded, Family, Key, DIRECT_BITS};
+use super::layout::{entry_line, Decoded, Family, Key, DIRECT_BITS, LEAF_ENTRY};
 use super::PlanB;
 use crate::error::InvalidStructure;
 
@@ -55,6 +57,9 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
             t.depth
         )));
     }
+    if t.narrow && A::Key::NARROW_KEYS == 0 {
+        return Err(invalid("narrow leaves for a family without them".into()));
+    }
     if t.segments.len() > 1 && t.segment_of.len() != chunks {
         return Err(invalid(format!(
             "{} segments but a segment table of {} entries, expected {chunks}",
@@ -78,6 +83,14 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
         };
         let seen = &mut seen[seg];
         let len = segment.lines.len();
+        let at_leaf = entry & LEAF_ENTRY != 0;
+        if at_leaf && t.depth != 2 {
+            return Err(invalid(format!(
+                "direct entry {chunk:#06x} is marked as a leaf in a table of depth {}",
+                t.depth
+            )));
+        }
+        let entry = entry_line(entry);
         if entry as usize >= len {
             return Err(invalid(format!(
                 "direct entry {chunk:#06x} names line {entry}, but segment {seg} has {len}"
@@ -85,7 +98,8 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
         }
         frontier.clear();
         frontier.push(entry);
-        for to_go in (2..=t.depth).rev() {
+        let inner_levels = if at_leaf { 1 } else { t.depth };
+        for to_go in (2..=inner_levels).rev() {
             next.clear();
             for &node in &frontier {
                 let bit = 1u16 << (to_go - 1);
@@ -114,8 +128,8 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
             }
             seen[leaf as usize] |= 1;
             let line = &segment.lines[leaf as usize];
-            for r in 0..=A::Key::LEAF_KEYS as u32 {
-                if let Decoded::Cell(cell) = A::Key::decode(line, r) {
+            for r in 0..=A::Key::leaf_keys(t.narrow) as u32 {
+                if let Decoded::Cell(cell) = A::Key::decode_in(line, r, t.narrow) {
                     if cell as usize >= cells {
                         return Err(invalid(format!(
                             "leaf {leaf} of segment {seg} position {r} names fallback cell \
@@ -193,6 +207,19 @@ mod tests {
         p.direct = direct.into();
         assert!(reason(&p).contains("direct entry 0x2001"));
 
+        let mut p = good.clone();
+        let mut direct = p.direct.to_vec();
+        direct[0x2001] |= LEAF_ENTRY;
+        p.direct = direct.into();
+        assert!(
+            reason(&p).contains("marked as a leaf"),
+            "leaf entry at depth 3+"
+        );
+
+        let mut p = good.clone();
+        p.narrow = true;
+        assert!(reason(&p).contains("narrow"), "IPv6 has no narrow leaves");
+
         let top = good.direct[0x2001] as usize;
         let p = with_lines(&good, 0, |l| l[top].0[15] = u32::MAX - 1);
         assert!(reason(&p).contains("links to"), "link overflow");
@@ -231,7 +258,10 @@ mod tests {
             node = l.0[15] as usize + l.0[..15].iter().filter(|&&k| k < x).count();
         }
         assert!(
-            (0..8).any(|r| matches!(<u32 as Key>::decode(&lines[node], r), Decoded::Cell(_))),
+            (0..8).any(|r| matches!(
+                <u32 as Key>::decode::<false>(&lines[node], r),
+                Decoded::Cell(_)
+            )),
             "the leaf has a fallback cell"
         );
         let p = with_lines(&good, 0, |lines| {

@@ -16,7 +16,7 @@
 //! is sound only on a structure that satisfies PlanB's invariants (checked by
 //! [`super::validate`]; every `PlanB` value does).
 
-use super::layout::{chunk_of, Family, Key, Segment};
+use super::layout::{chunk_of, entry_line, Family, Key, Segment, LEAF_ENTRY};
 use super::search::Search;
 use super::PlanB;
 use crate::addr::AddressInput;
@@ -70,14 +70,16 @@ pub const LANES: usize = 32;
 /// sharing segments costs a static table nothing. A live table between compactions is walked
 /// with `MULTI = true`: each lane carries its chunk's segment.
 #[derive(Clone, Copy)]
-struct View<'t, A: Family, S, const MULTI: bool> {
+struct View<'t, A: Family, S, const MULTI: bool, const NARROW: bool> {
     t: &'t PlanB<A>,
     s: S,
     /// Segment 0's lines.
     home: &'t [<A::Key as Key>::Line],
 }
 
-impl<'t, A: Family, S: Search, const MULTI: bool> View<'t, A, S, MULTI> {
+impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
+    View<'t, A, S, MULTI, NARROW>
+{
     fn new(t: &'t PlanB<A>, s: S) -> Self {
         View {
             t,
@@ -136,15 +138,42 @@ impl<'t, A: Family, S: Search, const MULTI: bool> View<'t, A, S, MULTI> {
 /// `v.t` satisfies the structure invariants, `seg` is a segment of it and `node` an inner node
 /// of that segment the walk reached.
 #[inline(always)]
-unsafe fn step<A: Family, S: Search, const M: bool>(
-    v: View<'_, A, S, M>,
+unsafe fn step<A: Family, S: Search, const M: bool, const N: bool>(
+    v: View<'_, A, S, M, N>,
     seg: u32,
     node: u32,
     x: A::Key,
 ) -> u32 {
     // SAFETY: the walk reaches only segments and inner nodes that exist (caller's contract).
     let n = unsafe { v.s.at(v.lines(seg), node as usize) };
-    A::Key::link(n) + A::Key::rank_inner(v.s, n, x)
+    // Wrapping: an inner node's sum never overflows (structure invariants), but a leaf read
+    // as one by `entry_step` may, and that result is dropped.
+    A::Key::link(n).wrapping_add(A::Key::rank_inner(v.s, n, x))
+}
+
+/// The inner step of a table of depth 2, from a lane's direct entry: as [`step`], except that
+/// an entry marked [`LEAF_ENTRY`] names the chunk's only leaf, and the lane stays there (its
+/// line is searched as an inner node and the result dropped: a select, not a branch, so the
+/// lanes of a batch never diverge).
+///
+/// # Safety
+/// As for [`step`], with `entry` a direct entry of a table of depth 2.
+#[inline(always)]
+unsafe fn entry_step<A: Family, S: Search, const M: bool, const N: bool>(
+    v: View<'_, A, S, M, N>,
+    seg: u32,
+    entry: u32,
+    x: A::Key,
+) -> u32 {
+    let line = entry_line(entry);
+    // SAFETY: as in `step`; the line of a marked entry is a leaf of the segment, which may be
+    // read as any line.
+    let next = unsafe { step(v, seg, line, x) };
+    if entry & LEAF_ENTRY != 0 {
+        line
+    } else {
+        next
+    }
 }
 
 /// The leaf step: the answer at the rank of `x` in leaf `node` of segment `seg`.
@@ -153,8 +182,8 @@ unsafe fn step<A: Family, S: Search, const M: bool>(
 /// `v.t` satisfies the structure invariants, `seg` is a segment of it and `node` a leaf of
 /// that segment the walk reached.
 #[inline(always)]
-unsafe fn finish<A: Family, S: Search, O: Output, const M: bool>(
-    v: View<'_, A, S, M>,
+unsafe fn finish<A: Family, S: Search, O: Output, const M: bool, const N: bool>(
+    v: View<'_, A, S, M, N>,
     seg: u32,
     node: u32,
     x: A::Key,
@@ -163,9 +192,9 @@ unsafe fn finish<A: Family, S: Search, O: Output, const M: bool>(
 ) -> O {
     // SAFETY: the walk reaches only segments and leaves that exist (caller's contract).
     let leaf = unsafe { v.s.at(v.lines(seg), node as usize) };
-    let rank = A::Key::rank_leaf(v.s, leaf, x);
+    let rank = A::Key::rank_leaf::<S, N>(v.s, leaf, x);
     // SAFETY: as above.
-    v.t.answer(|| unsafe { v.segment(seg) }, leaf, rank, addr, miss)
+    PlanB::<A>::answer::<O, N>(|| unsafe { v.segment(seg) }, leaf, rank, addr, miss)
 }
 
 /// One lookup.
@@ -176,10 +205,11 @@ unsafe fn finish<A: Family, S: Search, O: Output, const M: bool>(
 pub unsafe fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<NextHop> {
     // SAFETY: caller's contract.
     unsafe {
-        if t.segments.len() == 1 {
-            one_in(View::<A, S, false>::new(t, s), addr)
-        } else {
-            one_in(View::<A, S, true>::new(t, s), addr)
+        match (t.segments.len() == 1, t.narrow) {
+            (true, false) => one_in(View::<A, S, false, false>::new(t, s), addr),
+            (true, true) => one_in(View::<A, S, false, true>::new(t, s), addr),
+            (false, false) => one_in(View::<A, S, true, false>::new(t, s), addr),
+            (false, true) => one_in(View::<A, S, true, true>::new(t, s), addr),
         }
     }
 }
@@ -202,8 +232,8 @@ pub unsafe fn one_portable<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) ->
 /// # Safety
 /// `v.t` satisfies the structure invariants, and `M` is true if it has several segments.
 #[inline(always)]
-unsafe fn one_in<A: Family, S: Search, const M: bool>(
-    v: View<'_, A, S, M>,
+unsafe fn one_in<A: Family, S: Search, const M: bool, const N: bool>(
+    v: View<'_, A, S, M, N>,
     addr: A,
 ) -> Option<NextHop> {
     let coarse = addr.coarse();
@@ -212,8 +242,12 @@ unsafe fn one_in<A: Family, S: Search, const M: bool>(
     // index is `link + rank` inside it (structure invariants).
     unsafe {
         let (seg, mut node) = v.entry(coarse);
-        for _ in 1..v.t.depth {
-            node = step(v, seg, node, x);
+        if v.t.depth == 2 {
+            node = entry_step(v, seg, node, x);
+        } else {
+            for _ in 1..v.t.depth {
+                node = step(v, seg, node, x);
+            }
         }
         finish(v, seg, node, x, addr, 0)
     }
@@ -248,8 +282,8 @@ const IN_FLIGHT: usize = 8;
 /// # Safety
 /// `v.t` satisfies the structure invariants.
 #[inline(always)]
-unsafe fn enter<A: Family, I: AddressInput<A>, S: Search, const M: bool>(
-    v: View<'_, A, S, M>,
+unsafe fn enter<A: Family, I: AddressInput<A>, S: Search, const M: bool, const N: bool>(
+    v: View<'_, A, S, M, N>,
     addrs: &[I],
     g: &mut Group<A::Key>,
 ) {
@@ -264,13 +298,18 @@ unsafe fn enter<A: Family, I: AddressInput<A>, S: Search, const M: bool>(
 /// Pipeline stage `level` (`1..DEPTH`): one inner step for every lane, then a prefetch of the
 /// line the next stage reads (an inner node, or after the last inner level the leaf).
 ///
+/// `from_entry`: the table has depth 2, so this is the one inner step, taken from the lanes'
+/// direct entries ([`entry_step`]); a constant where it is called, so the select is compiled
+/// only into depth-2 walks.
+///
 /// # Safety
 /// `v.t` satisfies the structure invariants, `DEPTH` is its depth, and every lane of `g` has
 /// taken exactly `level - 1` inner steps from its entry node.
 #[inline(always)]
-unsafe fn advance<A: Family, S: Search, const M: bool>(
-    v: View<'_, A, S, M>,
+unsafe fn advance<A: Family, S: Search, const M: bool, const N: bool>(
+    v: View<'_, A, S, M, N>,
     g: &mut Group<A::Key>,
+    from_entry: bool,
 ) {
     // Four lanes per iteration: the loop overhead is a fifth of a lane's step otherwise.
     for base in (0..LANES).step_by(UNROLL) {
@@ -279,7 +318,11 @@ unsafe fn advance<A: Family, S: Search, const M: bool>(
             // child is an inner node, or a leaf after the last inner level, of the same
             // segment.
             unsafe {
-                g.node[i] = step(v, g.seg[i], g.node[i], g.x[i]);
+                g.node[i] = if from_entry {
+                    entry_step(v, g.seg[i], g.node[i], g.x[i])
+                } else {
+                    step(v, g.seg[i], g.node[i], g.x[i])
+                };
                 v.s.prefetch(v.s.at(v.lines(g.seg[i]), g.node[i] as usize));
             }
         }
@@ -294,8 +337,15 @@ const UNROLL: usize = 4;
 /// # Safety
 /// `v.t` satisfies the structure invariants and every lane of `g` is at its leaf.
 #[inline(always)]
-unsafe fn finish_group<A: Family, I: AddressInput<A>, S: Search, O: Output, const M: bool>(
-    v: View<'_, A, S, M>,
+unsafe fn finish_group<
+    A: Family,
+    I: AddressInput<A>,
+    S: Search,
+    O: Output,
+    const M: bool,
+    const N: bool,
+>(
+    v: View<'_, A, S, M, N>,
     g: &Group<A::Key>,
     addrs: &[I],
     out: &mut [O],
@@ -321,9 +371,10 @@ unsafe fn batch_of_depth<
     S: Search,
     O: Output,
     const M: bool,
+    const N: bool,
     const DEPTH: usize,
 >(
-    v: View<'_, A, S, M>,
+    v: View<'_, A, S, M, N>,
     addrs: &[I],
     out: &mut [O],
     miss: NextHop,
@@ -341,7 +392,7 @@ unsafe fn batch_of_depth<
             }
             for level in 1..DEPTH {
                 if let Some(g) = round.checked_sub(level).filter(|&g| g < groups) {
-                    advance(v, &mut states[g % IN_FLIGHT]);
+                    advance(v, &mut states[g % IN_FLIGHT], DEPTH == 2);
                 }
             }
             if let Some(g) = round.checked_sub(DEPTH) {
@@ -374,10 +425,11 @@ pub unsafe fn batch<A: Family, I: AddressInput<A>, S: Search, O: Output>(
 ) {
     // SAFETY: caller's contract; `M` matches the number of segments.
     unsafe {
-        if t.segments.len() == 1 {
-            batch_in(View::<A, S, false>::new(t, s), addrs, out, miss)
-        } else {
-            batch_in(View::<A, S, true>::new(t, s), addrs, out, miss)
+        match (t.segments.len() == 1, t.narrow) {
+            (true, false) => batch_in(View::<A, S, false, false>::new(t, s), addrs, out, miss),
+            (true, true) => batch_in(View::<A, S, false, true>::new(t, s), addrs, out, miss),
+            (false, false) => batch_in(View::<A, S, true, false>::new(t, s), addrs, out, miss),
+            (false, true) => batch_in(View::<A, S, true, true>::new(t, s), addrs, out, miss),
         }
     }
 }
@@ -387,8 +439,15 @@ pub unsafe fn batch<A: Family, I: AddressInput<A>, S: Search, O: Output>(
 /// # Safety
 /// `v.t` satisfies the structure invariants, and `M` is true if it has several segments.
 #[inline(always)]
-unsafe fn batch_in<A: Family, I: AddressInput<A>, S: Search, O: Output, const M: bool>(
-    v: View<'_, A, S, M>,
+unsafe fn batch_in<
+    A: Family,
+    I: AddressInput<A>,
+    S: Search,
+    O: Output,
+    const M: bool,
+    const N: bool,
+>(
+    v: View<'_, A, S, M, N>,
     addrs: &[I],
     out: &mut [O],
     miss: NextHop,
@@ -396,12 +455,12 @@ unsafe fn batch_in<A: Family, I: AddressInput<A>, S: Search, O: Output, const M:
     // SAFETY: the depth passed is the table's own (caller's contract for the rest).
     unsafe {
         match v.t.depth {
-            1 => batch_of_depth::<A, I, S, O, M, 1>(v, addrs, out, miss),
-            2 => batch_of_depth::<A, I, S, O, M, 2>(v, addrs, out, miss),
-            3 => batch_of_depth::<A, I, S, O, M, 3>(v, addrs, out, miss),
-            4 => batch_of_depth::<A, I, S, O, M, 4>(v, addrs, out, miss),
-            5 => batch_of_depth::<A, I, S, O, M, 5>(v, addrs, out, miss),
-            6 => batch_of_depth::<A, I, S, O, M, 6>(v, addrs, out, miss),
+            1 => batch_of_depth::<A, I, S, O, M, N, 1>(v, addrs, out, miss),
+            2 => batch_of_depth::<A, I, S, O, M, N, 2>(v, addrs, out, miss),
+            3 => batch_of_depth::<A, I, S, O, M, N, 3>(v, addrs, out, miss),
+            4 => batch_of_depth::<A, I, S, O, M, N, 4>(v, addrs, out, miss),
+            5 => batch_of_depth::<A, I, S, O, M, N, 5>(v, addrs, out, miss),
+            6 => batch_of_depth::<A, I, S, O, M, N, 6>(v, addrs, out, miss),
             _ => {
                 for (a, o) in addrs.iter().zip(out.iter_mut()) {
                     *o = O::from_answer(one_in(v, a.address()), miss);
