@@ -394,7 +394,13 @@ fn stress(engine_name: &str, v6: bool, build: BuildOptions, run_for: Duration) {
         }));
     }
     barrier.wait();
+    // At least `run_for`, and on a machine too busy to publish a few versions in that time
+    // (other tests, other jobs) a little longer: the checks below need some publishes.
     thread::sleep(run_for);
+    let patience = std::time::Instant::now();
+    while live.publishes() <= 10 && patience.elapsed() < Duration::from_secs(10) {
+        thread::sleep(Duration::from_millis(10));
+    }
     stop.store(true, Ordering::Relaxed);
     for h in handles {
         h.join().expect("no thread failed a check");

@@ -13,7 +13,8 @@
 //!    ending at a one-answer leaf, shared by every chunk with that answer. In a table of depth
 //!    2 a one-leaf tree needs no chain: its direct entry names the leaf
 //!    ([`super::layout::LEAF_ENTRY`]).
-//! 4. IPv4 leaves are narrow (16-bit hop slots, 14 keys instead of 9) when every answer fits.
+//! 4. Leaves are narrow (16-bit hop slots, 14 keys instead of 9 for IPv4, 9 instead of 7 for
+//!    IPv6) when every answer fits.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

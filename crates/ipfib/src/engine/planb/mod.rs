@@ -432,8 +432,8 @@ mod tests {
         scalar_walk_matches_intervals(&routes, &probes);
     }
 
-    /// IPv4 leaves are narrow exactly when every next hop fits 16 bits (`u16::MAX` included),
-    /// and both formats answer as the intervals do; IPv6 leaves are never narrow.
+    /// Leaves are narrow exactly when every next hop fits 16 bits (`u16::MAX` included), and
+    /// both formats answer as the intervals do.
     #[test]
     fn leaf_format_follows_the_next_hops() {
         for (widest, narrow) in [(u32::from(u16::MAX), true), (1 << 16, false)] {
@@ -454,14 +454,26 @@ mod tests {
                 .collect();
             scalar_walk_matches_intervals(&routes, &probes);
         }
-        let table: RouteTable<u128> = [(Prefix::new(1u128 << 127, 1).unwrap(), 1)]
-            .into_iter()
-            .collect();
-        assert!(
-            !PlanB::build(&table, &BuildOptions::default())
-                .unwrap()
-                .narrow
-        );
+        for (widest, narrow) in [(u32::from(u16::MAX), true), (1 << 16, false)] {
+            let routes: Vec<(u128, u8, NextHop)> = (0..100u128)
+                .map(|i| ((0x2001_0db8 << 96) | (i << 80), 48, i as u32 % 3))
+                .chain([
+                    (0, 1, widest),
+                    ((0x2001_0db8_0005 << 80) | (9 << 64), 64, 4),
+                ])
+                .collect();
+            let table: RouteTable<u128> = routes
+                .iter()
+                .map(|&(a, len, nh)| (Prefix::new(a, len).unwrap(), nh))
+                .collect();
+            let planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
+            assert_eq!(planb.narrow, narrow, "IPv6, widest next hop {widest}");
+            let probes: Vec<u128> = (0..400u128)
+                .map(|i| (0x2001_0db8 << 96) | (i << 78))
+                .chain([0, u128::MAX, (0x2001_0db8_0005 << 80) | (9 << 64)])
+                .collect();
+            scalar_walk_matches_intervals(&routes, &probes);
+        }
     }
 
     proptest::proptest! {

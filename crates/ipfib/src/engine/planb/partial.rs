@@ -365,17 +365,18 @@ impl<A: Family> PlanB<A> {
     /// Copies `chunk`'s lines into `into` (inner links moved by the offset, fallback cells
     /// copied and renumbered); returns its direct entry there ([`LEAF_ENTRY`] kept). `copied`
     /// maps (segment, entry line) to the new entry, so lines several chunks share are copied
-    /// once.
+    /// once. `None` when a renumbered cell no longer fits a narrow leaf's 16-bit slot (the
+    /// caller gives up; a full build chooses the format anew).
     fn copy_chunk(
         &self,
         chunk: usize,
         into: &mut SegmentBuilder<A>,
         copied: &mut HashMap<(usize, usize), u32>,
         cells: &mut HashMap<(usize, u32), u32>,
-    ) -> u32 {
+    ) -> Option<u32> {
         let (seg, entry, first_leaf, last) = self.span(chunk);
         if let Some(&e) = copied.get(&(seg, entry)) {
-            return e;
+            return Some(e);
         }
         let leaf_entry = self.direct[chunk] & LEAF_ENTRY;
         let segment = &self.segments[seg];
@@ -392,6 +393,9 @@ impl<A: Family> PlanB<A> {
                         let n = *cells
                             .entry((seg, c))
                             .or_insert_with(|| into.fallback.copy_cell(&segment.fallback, c));
+                        if self.narrow && !Answer::Cell(n).fits_narrow() {
+                            return None;
+                        }
                         A::Key::set_hop_in(&mut line, r, n, self.narrow);
                     }
                 }
@@ -400,7 +404,7 @@ impl<A: Family> PlanB<A> {
         }
         let new_entry = base as u32 | leaf_entry;
         copied.insert((seg, entry), new_entry);
-        new_entry
+        Some(new_entry)
     }
 
     /// Every chunk's tree copied into one segment (`None` when there is one already): the
@@ -419,7 +423,7 @@ impl<A: Family> PlanB<A> {
                 return None;
             }
             for &c in run {
-                entries.push(self.copy_chunk(c, &mut segment, &mut copied, &mut cells));
+                entries.push(self.copy_chunk(c, &mut segment, &mut copied, &mut cells)?);
             }
         }
         Some(self.with_chunks_in(&chunks, &entries, segment))
@@ -487,7 +491,7 @@ impl<A: Family> PlanB<A> {
             }
             let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
             if is_victim[seg] && segment.lines.len() < budget.max(1) {
-                entries.push(self.copy_chunk(chunk, &mut segment, &mut copied, &mut cells));
+                entries.push(self.copy_chunk(chunk, &mut segment, &mut copied, &mut cells)?);
                 moved.push(chunk);
             }
         }
