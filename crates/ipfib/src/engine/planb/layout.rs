@@ -538,6 +538,15 @@ mod tests {
         assert_eq!(<u16 as Key>::from_coarse(a.coarse()), 0x0102);
     }
 
+    /// The answer a decoded leaf position stands for.
+    fn answer_of(d: Decoded) -> Answer {
+        match d {
+            Decoded::Cell(c) => Answer::Cell(c),
+            Decoded::NoRoute => Answer::NoRoute,
+            Decoded::Hop(h) => Answer::Route(h),
+        }
+    }
+
     /// Every position of a full leaf decodes to the answer it was built with, and the keys
     /// never overlap the answer words.
     fn leaf_round_trip<K: Key>(keys: &[K]) {
@@ -550,12 +559,11 @@ mod tests {
             .collect();
         let line = K::leaf::<false>(keys, &answers);
         for (r, a) in answers.iter().enumerate() {
-            let decoded = match K::decode::<false>(&line, r as u32) {
-                Decoded::Cell(c) => Answer::Cell(c),
-                Decoded::NoRoute => Answer::NoRoute,
-                Decoded::Hop(h) => Answer::Route(h),
-            };
-            assert_eq!(decoded, *a, "position {r}");
+            assert_eq!(
+                answer_of(K::decode::<false>(&line, r as u32)),
+                *a,
+                "position {r}"
+            );
         }
         let inner = K::inner(keys, 0xdead_beef);
         assert_eq!(K::link(&inner), 0xdead_beef);
@@ -583,12 +591,11 @@ mod tests {
         let line = K::leaf::<true>(keys, &answers);
         assert_eq!(K::keys_in(&line, K::NARROW_KEYS), keys.len());
         for (r, a) in answers.iter().enumerate() {
-            let decoded = match K::decode::<true>(&line, r as u32) {
-                Decoded::Cell(c) => Answer::Cell(c),
-                Decoded::NoRoute => Answer::NoRoute,
-                Decoded::Hop(h) => Answer::Route(h),
-            };
-            assert_eq!(decoded, *a, "position {r}");
+            assert_eq!(
+                answer_of(K::decode::<true>(&line, r as u32)),
+                *a,
+                "position {r}"
+            );
         }
         for (i, &k) in keys.iter().enumerate() {
             assert_eq!(K::key_at(&line, i), k);

@@ -388,6 +388,15 @@ mod tests {
     use crate::interval::Intervals;
     use crate::prefix::Prefix;
 
+    /// PlanB over `routes` (address, length, next hop), default options.
+    fn built<A: Family>(routes: &[(A, u8, NextHop)]) -> PlanB<A> {
+        let table: RouteTable<A> = routes
+            .iter()
+            .map(|&(a, len, nh)| (Prefix::new(a, len).unwrap(), nh))
+            .collect();
+        PlanB::build(&table, &BuildOptions::default()).unwrap()
+    }
+
     /// The scalar walk, single and batched (full 32-lane groups and the remainder), against a
     /// binary search over the intervals. Small enough to run under Miri, which checks the
     /// walk's indexing and the unsafe-free scalar path for undefined behaviour.
@@ -441,11 +450,7 @@ mod tests {
                 .map(|i| (0x0a00_0000 | (i << 8), 24, i % 3))
                 .chain([(0, 1, widest), (0x0b00_0000, 16, 5)])
                 .collect();
-            let table: RouteTable<u32> = routes
-                .iter()
-                .map(|&(a, len, nh)| (Prefix::new(a, len).unwrap(), nh))
-                .collect();
-            let planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
+            let planb = built(&routes);
             assert_eq!(planb.narrow, narrow, "widest next hop {widest}");
             assert_eq!(planb.depth, 2);
             let probes: Vec<u32> = (0..2000u32)
@@ -462,12 +467,11 @@ mod tests {
                     ((0x2001_0db8_0005 << 80) | (9 << 64), 64, 4),
                 ])
                 .collect();
-            let table: RouteTable<u128> = routes
-                .iter()
-                .map(|&(a, len, nh)| (Prefix::new(a, len).unwrap(), nh))
-                .collect();
-            let planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
-            assert_eq!(planb.narrow, narrow, "IPv6, widest next hop {widest}");
+            assert_eq!(
+                built(&routes).narrow,
+                narrow,
+                "IPv6, widest next hop {widest}"
+            );
             let probes: Vec<u128> = (0..400u128)
                 .map(|i| (0x2001_0db8 << 96) | (i << 78))
                 .chain([0, u128::MAX, (0x2001_0db8_0005 << 80) | (9 << 64)])

@@ -2,8 +2,8 @@
 //!
 //! A walk is: direct table → the chunk's tree (its segment and entry node) → `depth - 1`
 //! inner steps of `node = link + rank` in that segment → a leaf search whose rank picks the
-//! answer in the same line. The
-//! batched walk runs `LANES` independent lookups level by level, so the cache misses of
+//! answer in the same line. In a table of depth 2 a chunk's entry may be its leaf itself
+//! ([`entry_step`]). The batched walk runs `LANES` independent lookups level by level, so the cache misses of
 //! different lanes overlap instead of queueing behind each other (PlanB §3.4), and every lane
 //! does the same steps (no per-lane branches except the rare fallback cell). Groups are also
 //! software-pipelined: in each round one group enters, every group in flight takes one step,
@@ -68,7 +68,8 @@ pub const LANES: usize = 32;
 /// table, and a live table after compaction) is walked with `MULTI = false`: the segment's
 /// lines (`home`) are found once per call and the per-chunk segment table is never read, so
 /// sharing segments costs a static table nothing. A live table between compactions is walked
-/// with `MULTI = true`: each lane carries its chunk's segment.
+/// with `MULTI = true`: each lane carries its chunk's segment. `NARROW` is the table's leaf
+/// format (`layout`), a constant so that reading an answer never tests it.
 #[derive(Clone, Copy)]
 struct View<'t, A: Family, S, const MULTI: bool, const NARROW: bool> {
     t: &'t PlanB<A>,
