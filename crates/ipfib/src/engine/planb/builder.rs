@@ -165,9 +165,9 @@ fn chunks<A: Family>(cstarts: &[u64], canswers: &[Answer]) -> (Vec<Chunk<A::Key>
     (with_keys, heads)
 }
 
-/// Whether narrow leaves hold `answers`: the key type has them and every answer fits.
-pub(super) fn narrow_fits<K: Key>(answers: &[Answer]) -> bool {
-    K::NARROW_KEYS > 0 && answers.iter().all(|a| a.fits_narrow())
+/// Whether narrow leaves hold `answers`: every answer fits a 16-bit slot.
+pub(super) fn narrow_fits(answers: &[Answer]) -> bool {
+    answers.iter().all(|a| a.fits_narrow())
 }
 
 /// One segment being built: the lines of its chunk trees (links are indices into `lines`) and
@@ -277,7 +277,7 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
     let intervals = Intervals::from_table(table);
     let mut fallback = Fallback::default();
     let (cstarts, canswers) = project(intervals.starts(), intervals.values(), &mut fallback);
-    let narrow = narrow_fits::<A::Key>(&canswers);
+    let narrow = narrow_fits(&canswers);
     let mut segment = SegmentBuilder::<A> {
         fallback,
         ..SegmentBuilder::new(narrow)

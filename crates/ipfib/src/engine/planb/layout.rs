@@ -137,7 +137,7 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     const INNER_KEYS: usize;
     /// Keys of a leaf; it answers one position more.
     const LEAF_KEYS: usize;
-    /// Keys of a narrow leaf (16-bit hop slots); 0 when the key type has no narrow form.
+    /// Keys of a narrow leaf (16-bit hop slots).
     const NARROW_KEYS: usize;
     /// One cache line.
     type Line: Copy + Debug + Send + Sync + Pod + 'static;
@@ -145,8 +145,7 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
     /// An inner node holding `keys` (at most `INNER_KEYS`), padding, and `link`.
     fn inner(keys: &[Self], link: u32) -> Self::Line;
     /// A leaf holding `keys` (at most the format's key count) and `keys.len() + 1` answers
-    /// (each [`Answer::fits_narrow`] when `NARROW`). A key type without a narrow form makes
-    /// its only one whatever `NARROW` says.
+    /// (each [`Answer::fits_narrow`] when `NARROW`).
     fn leaf<const NARROW: bool>(keys: &[Self], answers: &[Answer]) -> Self::Line;
     /// The link of an inner node.
     fn link(line: &Self::Line) -> u32;

@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::builder::{chunk_content, depth_for, project, SegmentBuilder};
+use super::builder::{chunk_content, depth_for, narrow_fits, project, SegmentBuilder};
 use super::fallback::Fallback;
 use super::layout::{
     chunk_of, entry_line, Answer, Decoded, Family, Key, Segment, DIRECT_BITS, LEAF_ENTRY,
@@ -237,7 +237,7 @@ impl<A: Family> PlanB<A> {
             // A chunk outgrowing the depth, or a next hop too wide for narrow leaves: the full
             // build chooses depth and format anew.
             if depth_for::<A::Key>(keys.len(), self.narrow) > self.depth
-                || (self.narrow && !answers.iter().all(|a| a.fits_narrow()))
+                || (self.narrow && !narrow_fits(&answers))
             {
                 return None;
             }

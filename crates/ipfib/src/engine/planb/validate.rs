@@ -16,8 +16,7 @@
 //!    fallback cell names a cell of the segment, and every cell is a non-empty range of the
 //!    segment's fallback arrays (so its search never indexes out of bounds or panics);
 //! 6. the count of chunks per segment matches the segment table (partial rebuilds drop the
-//!    segments whose count reaches zero, so a wrong count would drop one still walked);
-//! 7. narrow leaves only for a key type that has them.
+//!    segments whose count reaches zero, so a wrong count would drop one still walked).
 //!
 //! The builder establishes all of them; [`check`] verifies them for a structure of unknown
 //! origin (a saved table read from disk), visiting each (line, searches to go) pair at most
@@ -56,9 +55,6 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
             "tree depth {} is outside 1..={MAX_DEPTH}",
             t.depth
         )));
-    }
-    if t.narrow && A::Key::NARROW_KEYS == 0 {
-        return Err(invalid("narrow leaves for a family without them".into()));
     }
     if t.segments.len() > 1 && t.segment_of.len() != chunks {
         return Err(invalid(format!(
