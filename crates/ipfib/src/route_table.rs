@@ -119,6 +119,28 @@ impl<A: Address> RouteTable<A> {
             })
     }
 
+    /// The longest route that contains `prefix` (itself included): inside `prefix`, the answer
+    /// wherever no longer route does. Probes the used prefix lengths from `prefix`'s own down
+    /// and stops at the first route, where [`RouteTable::supernets`] visits every length.
+    pub fn longest_containing(&self, prefix: Prefix<A>) -> Option<(Prefix<A>, NextHop)> {
+        self.longest_containing_from(prefix, 0)
+    }
+
+    /// [`RouteTable::longest_containing`] among the routes of length `shortest` or more.
+    pub(crate) fn longest_containing_from(
+        &self,
+        prefix: Prefix<A>,
+        shortest: u8,
+    ) -> Option<(Prefix<A>, NextHop)> {
+        (shortest..=prefix.len())
+            .rev()
+            .filter(|&len| self.per_length[usize::from(len)] > 0)
+            .find_map(|len| {
+                let p = Prefix::covering(prefix.addr(), len);
+                self.get(p).map(|nh| (p, nh))
+            })
+    }
+
     /// The routes that contain `prefix` (itself included), shortest first.
     pub fn supernets(&self, prefix: Prefix<A>) -> impl Iterator<Item = (Prefix<A>, NextHop)> + '_ {
         (0..=prefix.len())
@@ -167,6 +189,7 @@ impl<A: Address> Extend<(Prefix<A>, NextHop)> for RouteTable<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn p4(s: &str) -> Prefix<u32> {
         Prefix::from_net(s.parse().unwrap()).unwrap()
@@ -230,5 +253,37 @@ mod tests {
             .collect();
         assert_eq!(t.subnets(p4("0.0.0.0/0")).count(), 2);
         assert_eq!(t.subnets(p4("255.255.255.0/24")).count(), 1);
+    }
+
+    /// Prefixes of every length over few distinct addresses (two bits set per byte below
+    /// four /8 starts), so that routes nest and share starts.
+    fn nested() -> impl Strategy<Value = Prefix<u32>> {
+        (0u32..4, any::<u32>(), 0u8..=32)
+            .prop_map(|(top, low, len)| Prefix::covering((top << 24) | (low & 0x00c0_c0c0), len))
+    }
+
+    proptest! {
+        #[test]
+        fn longest_containing_is_the_longest_route_over_the_prefix(
+            routes in prop::collection::vec((nested(), 0u32..4), 0..40),
+            queries in prop::collection::vec(nested(), 1..20),
+        ) {
+            let t: RouteTable<u32> = routes.iter().copied().collect();
+            for &q in &queries {
+                for shortest in [0, 8, 16, 24, 32] {
+                    // The model: every route, kept when it contains `q` and is long enough.
+                    let want = t
+                        .iter()
+                        .filter(|&(p, _)| {
+                            p.len() >= shortest
+                                && p.len() <= q.len()
+                                && Prefix::covering(q.addr(), p.len()) == p
+                        })
+                        .max_by_key(|&(p, _)| p.len());
+                    prop_assert_eq!(t.longest_containing_from(q, shortest), want, "{} from /{}", q, shortest);
+                }
+                prop_assert_eq!(t.longest_containing(q), t.supernets(q).last(), "{}", q);
+            }
+        }
     }
 }

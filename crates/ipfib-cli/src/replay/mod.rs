@@ -188,7 +188,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     flushed?;
     let publishes = live.take_publishes();
     let rss_end = rss("VmRSS");
-    let visible = visibility(&submits, &publishes);
+    let Visibility {
+        total: visible,
+        waiting,
+        building,
+    } = visibility(&submits, &publishes);
 
     // "Idle" is the steady state of a table nobody writes to: wait until the rebuilder's
     // compaction and settling steps are done (no new version for a while).
@@ -228,7 +232,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let text = format!(
         "engine {} threads {} batch {} speed {} peer {}\n\
          updates {}  publishes {}  (version {})\n\
-         visible us: p50 {:.1}  p99 {:.1}  max {:.1}\n\
+         visible us: p50 {:.1}  p99 {:.1}  max {:.1}  (waiting for the rebuilder p50 {:.1} \
+         p99 {:.1}, building p50 {:.1} p99 {:.1})\n\
          lookup MLPS: static {:.2}  live idle {:.2} ({:.1} %)  during {:.2}  \
          (live engines on one pinned version, no per-lookup check: {:.2})\n\
          RSS: after first publish {}  end {}  peak {} bytes\n\
@@ -247,6 +252,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         pct(0.50),
         pct(0.99),
         visible.last().copied().unwrap_or(0.0),
+        percentile(&waiting, 0.50),
+        percentile(&waiting, 0.99),
+        percentile(&building, 0.50),
+        percentile(&building, 0.99),
         mlps_static,
         mlps_idle,
         100.0 * mlps_idle / mlps_static.max(1e-9),
@@ -384,9 +393,23 @@ fn wait_until(due: Instant) {
 /// Waits shorter than this are not slept (a sleep overshoots by about as much).
 const SLEEP_GRAIN: Duration = Duration::from_micros(60);
 
-/// Microseconds from submission to visibility, one entry per update, sorted.
-fn visibility(submits: &[Submit], publishes: &[Publish]) -> Vec<f64> {
-    let mut out = Vec::with_capacity(submits.iter().map(|s| s.2).sum());
+/// Microseconds from submission to visibility, one entry per update, sorted; and the two parts
+/// of it: waiting to be taken by the rebuilder (the coalescing delay, or a build or
+/// compaction step in progress), and building the version that holds it.
+struct Visibility {
+    total: Vec<f64>,
+    waiting: Vec<f64>,
+    building: Vec<f64>,
+}
+
+fn visibility(submits: &[Submit], publishes: &[Publish]) -> Visibility {
+    let n = submits.iter().map(|s| s.2).sum();
+    let mut v = Visibility {
+        total: Vec::with_capacity(n),
+        waiting: Vec::with_capacity(n),
+        building: Vec::with_capacity(n),
+    };
+    let us = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64() * 1e6;
     let mut p = 0;
     for &(seq, at, n) in submits {
         while p < publishes.len() && publishes[p].upto < seq {
@@ -395,11 +418,16 @@ fn visibility(submits: &[Submit], publishes: &[Publish]) -> Vec<f64> {
         let Some(publish) = publishes.get(p) else {
             break;
         };
-        let us = publish.at.saturating_duration_since(at).as_secs_f64() * 1e6;
-        out.extend(std::iter::repeat_n(us, n));
+        v.total.extend(std::iter::repeat_n(us(at, publish.at), n));
+        v.waiting
+            .extend(std::iter::repeat_n(us(at, publish.taken), n));
+        v.building
+            .extend(std::iter::repeat_n(us(publish.taken, publish.at), n));
     }
-    out.sort_by(f64::total_cmp);
-    out
+    for part in [&mut v.total, &mut v.waiting, &mut v.building] {
+        part.sort_by(f64::total_cmp);
+    }
+    v
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {

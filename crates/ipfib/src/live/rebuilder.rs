@@ -28,6 +28,9 @@ use crate::table::Table;
 pub struct Publish {
     /// The sequence number of the last update it contains (see [`super::LiveFib::insert`]).
     pub upto: u64,
+    /// When the rebuilder took its updates from the queue (what came before is waiting for the
+    /// coalescing delay or for the rebuilder; what comes after is building).
+    pub taken: Instant,
     /// When the new version was stored (new lookups see it from then on).
     pub at: Instant,
     /// The version number published.
@@ -167,8 +170,8 @@ impl Drop for Stopped<'_> {
 pub(super) fn run(shared: Arc<Shared>) {
     let _stopped = Stopped(&shared);
     while let Some(work) = next_work(&shared) {
-        let (ops, upto) = match work {
-            Work::Publish(ops, upto) => (ops, upto),
+        let (ops, upto, taken) = match work {
+            Work::Publish(ops, upto) => (ops, upto, Instant::now()),
             Work::Compact { settled } => {
                 let more = compact(&shared, settled);
                 let mut q = lock(&shared.queue);
@@ -191,7 +194,11 @@ pub(super) fn run(shared: Arc<Shared>) {
                 q.error = None;
                 q.publishes += 1;
                 if let Some(log) = q.log.as_mut() {
-                    log.push(Publish { upto, ..published });
+                    log.push(Publish {
+                        upto,
+                        taken,
+                        ..published
+                    });
                 }
             }
             // Nothing changed (re-announcements with the same next hop): visible already,
@@ -202,6 +209,7 @@ pub(super) fn run(shared: Arc<Shared>) {
                 if let Some(log) = q.log.as_mut() {
                     log.push(Publish {
                         upto,
+                        taken,
                         at: Instant::now(),
                         version,
                     });
@@ -366,6 +374,7 @@ fn publish(shared: &Shared, ops: Vec<Op>) -> Result<Option<Publish>, BuildError>
     changed6.clear();
     Ok(Some(Publish {
         upto: 0,
+        taken: at,
         at,
         version,
     }))

@@ -92,7 +92,12 @@ pub(super) fn chunk_content<A: Family>(
     let key_bits = A::COARSE_BITS - DIRECT_BITS;
     let base = (chunk as u64) << key_bits;
     let whole = Prefix::covering(A::from_coarse(base), DIRECT_BITS as u8);
-    let overlapping: RouteTable<A> = table.supernets(whole).chain(table.subnets(whole)).collect();
+    // Inside the chunk, of the routes containing it only the longest shows.
+    let overlapping: RouteTable<A> = table
+        .longest_containing(whole)
+        .into_iter()
+        .chain(table.subnets(whole))
+        .collect();
     let intervals = Intervals::from_table(&overlapping);
     let (cstarts, canswers) = project(intervals.starts(), intervals.values(), fallback);
     // `cstarts[0]` is 0 <= base, so the chunk's first address has a boundary at or before it.
@@ -294,11 +299,22 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
         .unwrap_or(1);
     let mut direct = vec![0u32; 1 << DIRECT_BITS];
     let mut constants = HashMap::new();
+    // Chunks without boundaries come in long runs with one answer (most of the 2^16 in an
+    // IPv6 table): the last one's entry is reused without hashing (65,536 hash lookups were
+    // most of the build time of a small table, ~3 ms).
+    let mut last_constant = None;
     let mut next_with_keys = chunks.iter().peekable();
     for (chunk, &head) in heads.iter().enumerate() {
         direct[chunk] = match next_with_keys.next_if(|c| c.index == chunk) {
             Some(c) => segment.chunk(depth, &c.keys, &c.answers, &mut constants),
-            None => segment.chunk(depth, &[], &[head], &mut constants),
+            None => match last_constant {
+                Some((answer, entry)) if answer == head => entry,
+                _ => {
+                    let entry = segment.chunk(depth, &[], &[head], &mut constants);
+                    last_constant = Some((head, entry));
+                    entry
+                }
+            },
         };
     }
     let results = distinct_answers(intervals.values());
