@@ -8,7 +8,8 @@
 //! misses follow from. Engines that model their own structure also report the cache lines an
 //! average lookup reads ([`ipfib::Lookup::lines_per_lookup`]) on generated matched and uniform
 //! traces of [`TRACE_LEN`] addresses (seed 1), the figure that bounds throughput on this
-//! machine (see `../shared/PERF-FACTS.md`).
+//! machine (see `../shared/PERF-FACTS.md`), and how those lines split over the steps of a
+//! lookup ([`ipfib::Lookup::lines_by_step`]).
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -45,6 +46,9 @@ struct FamilyStats {
     build: Duration,
     bytes: usize,
     details: Vec<Detail>,
+    /// For each trace kind the engine models: its name and the lines per step of a lookup
+    /// ([`ipfib::Lookup::lines_by_step`]).
+    steps: Vec<(&'static str, Vec<(String, f64)>)>,
 }
 
 impl FamilyStats {
@@ -61,6 +65,7 @@ impl FamilyStats {
             // "intervals" is a property of the table, shown for every engine above.
             .filter(|d| d.name != "intervals")
             .collect();
+        let mut steps = Vec::new();
         if !table.is_empty() {
             for (kind, name) in [
                 (ipfib_gen::TraceKind::Matched, "lines_per_lookup_matched"),
@@ -69,6 +74,10 @@ impl FamilyStats {
                 let trace = ipfib_gen::trace(table, kind, TRACE_LEN, 1);
                 if let Some(lines) = built.lines_per_lookup(&trace) {
                     details.push(Detail::ratio(name, lines));
+                }
+                let by_step = built.lines_by_step(&trace);
+                if !by_step.is_empty() {
+                    steps.push((kind.name(), by_step));
                 }
             }
         }
@@ -80,6 +89,7 @@ impl FamilyStats {
             build,
             bytes: built.memory_bytes(),
             details,
+            steps,
         })
     }
 
@@ -111,6 +121,13 @@ impl FamilyStats {
             };
             object.insert(d.name.into(), value);
         }
+        for (kind, by_step) in &self.steps {
+            let steps: Vec<Value> = by_step
+                .iter()
+                .map(|(step, lines)| json!({ "step": step, "lines": lines }))
+                .collect();
+            object.insert(format!("lines_by_step_{kind}"), json!(steps));
+        }
         Value::Object(object)
     }
 
@@ -123,6 +140,13 @@ impl FamilyStats {
         row(out, "intervals", &self.intervals.to_string());
         for d in &self.details {
             row(out, &d.name.replace('_', " "), &d.value.to_string());
+        }
+        for (kind, by_step) in &self.steps {
+            let steps: Vec<String> = by_step
+                .iter()
+                .map(|(step, lines)| format!("{step} {lines:.3}"))
+                .collect();
+            row(out, &format!("lines by step {kind}"), &steps.join(", "));
         }
         let mib = self.bytes as f64 / (1024.0 * 1024.0);
         row(out, "bytes", &format!("{} ({mib:.2} MiB)", self.bytes));

@@ -77,9 +77,26 @@ fn json_counts_match_the_hand_counted_table_for_both_engines() {
                     f["bytes"].as_u64().unwrap(),
                     "bytes by part add up: {f}"
                 );
+                // Lines by step: the direct entry, one entry per tree node (the reported depth
+                // counts the direct table too), the fallback stage; they add up to the lines
+                // per lookup.
+                for kind in ["matched", "uniform"] {
+                    let steps = f[format!("lines_by_step_{kind}")].as_array().unwrap();
+                    let names: Vec<&str> =
+                        steps.iter().map(|s| s["step"].as_str().unwrap()).collect();
+                    let depth = f["depth"].as_u64().unwrap() as usize;
+                    assert_eq!(names.len(), depth + 1, "{f}");
+                    assert_eq!(names[0], "direct");
+                    assert_eq!(names[1], "node 1");
+                    assert_eq!(names[depth], "fallback");
+                    let sum: f64 = steps.iter().map(|s| s["lines"].as_f64().unwrap()).sum();
+                    let total = f[format!("lines_per_lookup_{kind}")].as_f64().unwrap();
+                    assert!((sum - total).abs() < 1e-9, "{kind}: {sum} vs {total}");
+                }
             } else {
                 assert!(f["depth"].is_null(), "{f}");
                 assert!(f["lines_per_lookup_matched"].is_null(), "no model: {f}");
+                assert!(f["lines_by_step_matched"].is_null(), "no model: {f}");
             }
         }
         if engine == "planb" {

@@ -1,5 +1,5 @@
 //! Cache lines per PlanB lookup on a real table and trace, from PlanB's own model
-//! (`Lookup::lines_per_lookup`, `PlanB::lines_by_step`), and a fixed batch of lookups to count
+//! (`Lookup::lines_per_lookup`, `Lookup::lines_by_step`), and a fixed batch of lookups to count
 //! instructions under callgrind:
 //!
 //! ```text
@@ -54,11 +54,11 @@ macro_rules! run {
             let steps: Vec<String> = planb
                 .lines_by_step(&trace)
                 .iter()
-                .map(|x| format!("{x:.3}"))
+                .map(|(step, lines)| format!("{step} {lines:.3}"))
                 .collect();
             println!(
-                "{kind:8} lines/lookup {total:.3}   by step (direct, tree levels..., fallback): {}",
-                steps.join(" ")
+                "{kind:8} lines/lookup {total:.3}   by step: {}",
+                steps.join(", ")
             );
         }
     }};

@@ -144,6 +144,15 @@ pub trait Lookup<A: Address>: Send + Sync + std::any::Any {
         None
     }
 
+    /// [`Lookup::lines_per_lookup`] split by the steps of a lookup, in walk order: each step's
+    /// name and the average lines it reads over `addrs` (a step some lookups skip counts their
+    /// share), summing to `lines_per_lookup`. So a structural change shows at which step it
+    /// saves lines. Empty (the default) when the engine has no such model or `addrs` is empty.
+    fn lines_by_step(&self, addrs: &[A]) -> Vec<(String, f64)> {
+        let _ = addrs;
+        Vec::new()
+    }
+
     /// Checks every structural invariant the engine's lookups rely on (for engines with
     /// unchecked accesses, everything that keeps them in bounds). A structure from the
     /// engine's own builder always passes; data read from outside is validated before use.

@@ -55,31 +55,36 @@ impl<A: Family> PlanB<A> {
         touched
     }
 
-    /// Average lines per lookup of `addrs` at each step of the walk: element 0 is the direct
-    /// table (always 1), element `i` the `i`-th tree node from the chunk's entry (the share
-    /// of lookups whose walk is that long), and the last element the fallback stage. The sum
-    /// is [`Lookup::lines_per_lookup`](crate::engine::Lookup::lines_per_lookup). Empty for
-    /// an empty slice.
-    pub fn lines_by_step(&self, addrs: &[A]) -> Vec<f64> {
+    /// Average lines per lookup of `addrs` at each step of the walk: `direct` (always 1), then
+    /// `node i` for the `i`-th tree node from the chunk's entry, `i` up to the table's depth (the
+    /// share of lookups whose walk is that long: a lane entered at its leaf reads one node), then `fallback` (the /48
+    /// cells' stage). The sum is [`Lookup::lines_per_lookup`](crate::engine::Lookup::lines_per_lookup).
+    /// Empty for an empty slice.
+    pub(crate) fn lines_per_step(&self, addrs: &[A]) -> Vec<(String, f64)> {
         if addrs.is_empty() {
             return Vec::new();
         }
-        let mut tree: Vec<usize> = Vec::new();
+        // A walk reads at most `depth` nodes; a step no lookup reaches is reported as 0.
+        let mut tree = vec![0usize; self.depth];
         let mut fallback = 0;
         for &a in addrs {
             let t = self.lines_touched(a);
-            if tree.len() < t.tree {
-                tree.resize(t.tree, 0);
-            }
             for level in &mut tree[..t.tree] {
                 *level += 1;
             }
             fallback += t.fallback;
         }
         let n = addrs.len() as f64;
-        std::iter::once(1.0)
-            .chain(tree.iter().map(|&c| c as f64 / n))
-            .chain(std::iter::once(fallback as f64 / n))
+        std::iter::once(("direct".to_string(), 1.0))
+            .chain(
+                tree.iter()
+                    .enumerate()
+                    .map(|(i, &c)| (format!("node {}", i + 1), c as f64 / n)),
+            )
+            .chain(std::iter::once((
+                "fallback".to_string(),
+                fallback as f64 / n,
+            )))
             .collect()
     }
 
@@ -129,7 +134,16 @@ mod tests {
         let avg = p.lines_per_lookup(&addrs).unwrap();
         let steps = p.lines_by_step(&addrs);
         assert_eq!(steps.len(), 1 + p.depth + 1);
-        assert!((steps.iter().sum::<f64>() - avg).abs() < 1e-12);
+        assert_eq!(steps[0], ("direct".to_string(), 1.0));
+        assert_eq!(steps[1].0, "node 1");
+        assert_eq!(steps[p.depth + 1].0, "fallback");
+        // Each address reads every node of the walk; one of the three also its cell's lines.
+        for (_, lines) in &steps[1..=p.depth] {
+            assert_eq!(*lines, 1.0);
+        }
+        assert_eq!(steps[p.depth + 1].1, cell.fallback as f64 / 3.0);
+        assert!((steps.iter().map(|s| s.1).sum::<f64>() - avg).abs() < 1e-12);
+        assert!(p.lines_by_step(&[]).is_empty());
         assert_eq!(p.lines_per_lookup(&[]), None);
     }
 }

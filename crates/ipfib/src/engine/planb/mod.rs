@@ -338,6 +338,10 @@ impl<A: Family> Lookup<A> for PlanB<A> {
         self.average_lines(addrs)
     }
 
+    fn lines_by_step(&self, addrs: &[A]) -> Vec<(String, f64)> {
+        self.lines_per_step(addrs)
+    }
+
     fn validate(&self) -> Result<(), InvalidStructure> {
         validate::check(self)
     }
