@@ -74,6 +74,11 @@ impl Search for Avx2 {
     }
 
     #[inline(always)]
+    fn prefetch_input<T>(self, input: &[T]) {
+        super::shared::prefetch_input(input)
+    }
+
+    #[inline(always)]
     fn rank16<const KEYS: usize>(self, line: &Line16, x: u16) -> u32 {
         // SAFETY: as above. Each 16-bit lane sets two bits of the byte mask, hence the doubled
         // mask widths and the halving.

@@ -62,6 +62,11 @@ impl Search for Avx512 {
     }
 
     #[inline(always)]
+    fn prefetch_input<T>(self, input: &[T]) {
+        super::shared::prefetch_input(input)
+    }
+
+    #[inline(always)]
     fn rank16<const KEYS: usize>(self, line: &Line16, x: u16) -> u32 {
         // SAFETY: an `Avx512` exists only when the CPU has AVX-512F and AVX-512BW (checked in
         // `new`); `line` is a 64-byte-aligned reference to 64 bytes.

@@ -46,13 +46,18 @@ pub trait Search: Copy {
     /// Asks for the cache line of `r` ahead of its use (a hint; the portable backend does
     /// nothing).
     fn prefetch<T>(self, r: &T);
+
+    /// Asks for every cache line of `input`, addresses the batch reads once a few groups from
+    /// now, as non-temporal (a hint; the portable backend does nothing). Read once and never
+    /// again, they should not displace the structure's lines from L2; see the batched walk.
+    fn prefetch_input<T>(self, input: &[T]);
 }
 
 /// The index check and prefetch the SIMD backends share (the portable backend keeps the check
 /// and does not prefetch, so it stays safe code).
 #[cfg(target_arch = "x86_64")]
 mod shared {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_NTA, _MM_HINT_T0};
 
     /// `&slice[i]`, checked in debug builds (and the test profile) only.
     ///
@@ -92,6 +97,25 @@ mod shared {
     pub fn prefetch<T>(r: &T) {
         // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults.
         unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast()) }
+    }
+
+    /// Asks for every 64-byte line `input` occupies, non-temporal.
+    #[inline(always)]
+    pub fn prefetch_input<T>(input: &[T]) {
+        let bytes = std::mem::size_of_val(input);
+        if bytes == 0 {
+            return;
+        }
+        let start = input.as_ptr().cast::<i8>();
+        // From the line holding the first byte to the one holding the last.
+        let skew = start as usize % 64;
+        let mut offset = 0;
+        while offset < skew + bytes {
+            // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults, and the
+            // address is only formed (wrapping), never dereferenced.
+            unsafe { _mm_prefetch::<_MM_HINT_NTA>(start.wrapping_sub(skew).wrapping_add(offset)) }
+            offset += 64;
+        }
     }
 }
 

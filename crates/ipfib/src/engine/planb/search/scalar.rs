@@ -30,6 +30,9 @@ impl Search for Scalar {
     fn prefetch<T>(self, _: &T) {}
 
     #[inline(always)]
+    fn prefetch_input<T>(self, _: &[T]) {}
+
+    #[inline(always)]
     fn rank16<const KEYS: usize>(self, line: &Line16, x: u16) -> u32 {
         line.0[..KEYS].iter().map(|&k| u32::from(k < x)).sum()
     }
