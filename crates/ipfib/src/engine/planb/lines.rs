@@ -56,10 +56,11 @@ impl<A: Family> PlanB<A> {
     }
 
     /// Average lines per lookup of `addrs` at each step of the walk: `direct` (always 1), then
-    /// `node i` for the `i`-th tree node from the chunk's entry, `i` up to the table's depth (the
-    /// share of lookups whose walk is that long: a lane entered at its leaf reads one node), then `fallback` (the /48
-    /// cells' stage). The sum is [`Lookup::lines_per_lookup`](crate::engine::Lookup::lines_per_lookup).
-    /// Empty for an empty slice.
+    /// `node i` for the `i`-th tree node from the chunk's entry, `i` up to the table's depth
+    /// (the share of lookups whose walk is that long: a lane entered at its leaf reads one
+    /// node), then `fallback` (the /48 cells' stage). The sum is
+    /// [`Lookup::lines_per_lookup`](crate::engine::Lookup::lines_per_lookup). Empty for an
+    /// empty slice.
     pub(crate) fn lines_per_step(&self, addrs: &[A]) -> Vec<(String, f64)> {
         if addrs.is_empty() {
             return Vec::new();
