@@ -110,13 +110,7 @@ impl<A: Address> RouteTable<A> {
     /// The longest route containing `addr`, with its next hop. Probes only the prefix lengths
     /// that have routes, longest first (at most 33 or 129 ordered-map lookups).
     pub fn longest_match(&self, addr: A) -> Option<(Prefix<A>, NextHop)> {
-        (0..=A::BITS)
-            .rev()
-            .filter(|&len| self.per_length[usize::from(len)] > 0)
-            .find_map(|len| {
-                let p = Prefix::covering(addr, len);
-                self.get(p).map(|nh| (p, nh))
-            })
+        self.longest_containing(Prefix::covering(addr, A::BITS))
     }
 
     /// The longest route that contains `prefix` (itself included): inside `prefix`, the answer

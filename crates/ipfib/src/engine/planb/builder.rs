@@ -80,6 +80,12 @@ pub(super) fn project<A: Family>(
     (cstarts, answers)
 }
 
+/// The /16 prefix chunk `chunk` of the direct table covers.
+pub(super) fn chunk_prefix<A: Family>(chunk: usize) -> Prefix<A> {
+    let base = (chunk as u64) << (A::COARSE_BITS - DIRECT_BITS);
+    Prefix::covering(A::from_coarse(base), DIRECT_BITS as u8)
+}
+
 /// One chunk's boundaries (as keys) and answers (`keys.len() + 1`, the first in effect at the
 /// chunk's first address), from the routes that overlap it: those containing the chunk and
 /// those inside it. Fallback cells go to `fallback`. What a partial rebuild
@@ -89,9 +95,8 @@ pub(super) fn chunk_content<A: Family>(
     chunk: usize,
     fallback: &mut Fallback<A>,
 ) -> (Vec<A::Key>, Vec<Answer>) {
-    let key_bits = A::COARSE_BITS - DIRECT_BITS;
-    let base = (chunk as u64) << key_bits;
-    let whole = Prefix::covering(A::from_coarse(base), DIRECT_BITS as u8);
+    let whole = chunk_prefix::<A>(chunk);
+    let base = whole.first().coarse();
     // Inside the chunk, of the routes containing it only the longest shows.
     let overlapping: RouteTable<A> = table
         .longest_containing(whole)

@@ -23,7 +23,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::builder::{chunk_content, depth_for, narrow_fits, project, SegmentBuilder};
+use super::builder::{
+    chunk_content, chunk_prefix, depth_for, narrow_fits, project, SegmentBuilder,
+};
 use super::fallback::Fallback;
 use super::layout::{
     chunk_of, entry_line, Answer, Decoded, Family, Key, Segment, DIRECT_BITS, LEAF_ENTRY,
@@ -95,8 +97,7 @@ impl Steps {
 /// intervals too).
 fn recompute_scope<A: Family>(p: Prefix<A>, chunk: usize) -> Prefix<A> {
     if p.len() < DIRECT_BITS as u8 {
-        let base = (chunk as u64) << (A::COARSE_BITS - DIRECT_BITS);
-        Prefix::covering(A::from_coarse(base), DIRECT_BITS as u8)
+        chunk_prefix(chunk)
     } else {
         Prefix::covering(p.addr(), p.len().min(A::COARSE_BITS as u8))
     }
@@ -180,8 +181,7 @@ impl<A: Family> PlanB<A> {
         let mut steps = self.steps(chunk, fallback);
         // Inside a scope, of the routes containing it only the longest shows: one longer than
         // the chunk is looked up per change, a shorter one at most once per chunk.
-        let base = (chunk as u64) << (A::COARSE_BITS - DIRECT_BITS);
-        let whole = Prefix::covering(A::from_coarse(base), DIRECT_BITS as u8);
+        let whole = chunk_prefix::<A>(chunk);
         let mut chunk_cover = None;
         for &p in changes {
             let scope = recompute_scope(p, chunk);
