@@ -13,8 +13,9 @@
 //!
 //! ## Running DPDK inside a library
 //!
-//! DPDK's EAL is started once per process, on first use or by `init_eal`: no huge pages,
-//! no PCI, no shared files, no telemetry, AVX-512 allowed (see `eal` for why it runs on a
+//! DPDK's EAL is started once per process, on first use or by `init_eal`/`start_eal`: huge
+//! pages when the system has enough free (else 4 KiB pages, which `eal_info` reports), no
+//! PCI, no shared files, no telemetry, AVX-512 allowed (see `eal` for why it runs on a
 //! thread of its own and how `-m` is sized; `IPFIB_DPDK_MEM_MB` overrides the size). Its
 //! log goes to stderr. `memory_bytes` of each wrapper is the growth of DPDK's malloc heap
 //! while that structure was built (builds and frees are serialised so the figure is that
@@ -63,7 +64,7 @@ pub use dpdk_api::*;
 mod dpdk_api {
     use ipfib::{Lookup, RouteTable};
 
-    pub use crate::eal::{init_eal, EalInfo};
+    pub use crate::eal::{eal_info, init_eal, start_eal, EalInfo};
     pub use crate::fib4::DpdkFib;
     pub use crate::fib6::DpdkFib6;
     pub use crate::lpm4::DpdkLpm;

@@ -81,6 +81,9 @@ pub struct Contender<A: Address> {
     pub ours: bool,
     /// Builds it from the table under test.
     pub build: Builder<A>,
+    /// Run once before its build, untimed: what its users pay once per process, not per
+    /// structure (DPDK's EAL start-up, which maps all of DPDK's memory).
+    pub setup: Option<fn()>,
 }
 
 /// What the bench needs to know per family to list its contenders.
@@ -108,6 +111,7 @@ pub fn all<A: Family>() -> Vec<Contender<A>> {
         .map(|info| Contender {
             name: info.name().to_string(),
             ours: true,
+            setup: None,
             build: Box::new(move |t: &RouteTable<A>| {
                 Ok(Engine::Ours {
                     engine: info.build(t, &BuildOptions::default())?,
@@ -154,6 +158,7 @@ where
         Contender {
             name: "prefix-trie".into(),
             ours: false,
+            setup: None,
             build: Box::new(|t: &RouteTable<A>| {
                 Ok(Engine::Generic(Box::new(PrefixTrie::build(t))))
             }),
@@ -161,6 +166,7 @@ where
         Contender {
             name: "ip_network_table".into(),
             ours: false,
+            setup: None,
             build: Box::new(|t: &RouteTable<A>| {
                 Ok(Engine::Generic(Box::new(IpNetTable::build(t)?)))
             }),
@@ -191,8 +197,8 @@ impl Family for u128 {
     }
 }
 
-/// A DPDK comparator as a contender, timed through its native bulk lookup; building it starts
-/// DPDK's EAL on first use.
+/// A DPDK comparator as a contender, timed through its native bulk lookup; DPDK's EAL is started
+/// before its build is timed.
 #[cfg(feature = "dpdk")]
 fn dpdk<A: Address, E: ipfib_dpdk::NativeBulk<A> + 'static>(
     name: &str,
@@ -203,6 +209,8 @@ fn dpdk<A: Address, E: ipfib_dpdk::NativeBulk<A> + 'static>(
         name: name.into(),
         ours: false,
         build: Box::new(move |t: &RouteTable<A>| Ok(Engine::Native(Box::new(Dpdk(build(t)?))))),
+        // A failure here is remembered by the EAL and reported by the build.
+        setup: Some(|| drop(ipfib_dpdk::start_eal())),
     }
 }
 

@@ -419,6 +419,9 @@ fn bench_table<A: Source>(
     let mut engines: Vec<Engine<A>> = Vec::with_capacity(contenders.len());
     for c in &contenders {
         bar.set_message(format!("building {}", c.name));
+        if let Some(setup) = c.setup {
+            setup();
+        }
         let start = Instant::now();
         match (c.build)(table) {
             Ok(engine) => engines.push(engine),

@@ -59,16 +59,28 @@ pub struct NativeInfo {
     pub next_hop_bytes: u8,
     /// Bytes per answer in the output array (the comparator's next-hop type).
     pub answer_bytes: u8,
+    /// The memory pages its tables live on (`2 MiB pages`, `4 KiB pages`), where the library
+    /// maps its own memory: on small pages a large table pays TLB misses its deployments do
+    /// not, so the report shows it.
+    pub pages: Option<String>,
 }
 
 impl NativeInfo {
-    /// Short form for the terminal table: `avx512 nh4B`, or `scalar (avx512 refused) nh8B`.
+    /// Short form for the terminal table: `avx512 nh4B`, or `scalar (avx512 refused) nh8B`,
+    /// with ` 4K` appended when the tables are on 4 KiB pages.
     pub fn short(&self) -> String {
         let refused = match self.requested {
             Some(r) if r != self.selected => format!(" ({r} refused)"),
             _ => String::new(),
         };
-        format!("{}{refused} nh{}B", self.selected, self.next_hop_bytes)
+        let small = match self.pages.as_deref() {
+            Some("4 KiB pages") => " 4K",
+            _ => "",
+        };
+        format!(
+            "{}{refused} nh{}B{small}",
+            self.selected, self.next_hop_bytes
+        )
     }
 }
 
@@ -102,6 +114,7 @@ mod dpdk {
                 selected: b.selected,
                 next_hop_bytes: b.next_hop_bytes,
                 answer_bytes: std::mem::size_of::<E::Hop>() as u8,
+                pages: ipfib_dpdk::eal_info().map(|e| e.pages()),
             }
         }
 
@@ -180,6 +193,7 @@ mod tests {
             selected: "avx512",
             next_hop_bytes: 4,
             answer_bytes: 8,
+            pages: Some("2 MiB pages".into()),
         };
         assert_eq!(info.short(), "avx512 nh4B");
         info.selected = "scalar";
@@ -187,5 +201,7 @@ mod tests {
         assert_eq!(info.short(), "scalar (avx512 refused) nh8B");
         info.requested = None;
         assert_eq!(info.short(), "scalar nh8B");
+        info.pages = Some("4 KiB pages".into());
+        assert_eq!(info.short(), "scalar nh8B 4K");
     }
 }

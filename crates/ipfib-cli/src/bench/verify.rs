@@ -317,6 +317,7 @@ mod tests {
                 selected: "scalar",
                 next_hop_bytes: 8,
                 answer_bytes: 8,
+                pages: None,
             }
         }
         fn prepare(&self, addrs: &[u32]) -> Box<dyn Prepared + '_> {
