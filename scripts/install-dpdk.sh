@@ -22,3 +22,4 @@ $SUDO apt-get install -y --no-install-recommends libdpdk-dev pkg-config
 
 pkg-config --exists libdpdk
 echo "libdpdk $(pkg-config --modversion libdpdk) installed"
+echo "for DPDK at its best in ipfib bench, also reserve huge pages: sudo scripts/setup-hugepages.sh"
