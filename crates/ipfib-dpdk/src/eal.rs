@@ -154,8 +154,8 @@ fn huge_pages_in(meminfo: &str, mem_mib: u64) -> Option<u64> {
         line[name.len()..].split_whitespace().next()?.parse().ok()
     };
     let page_bytes = field("Hugepagesize:")? * 1024;
-    let free_bytes = field("HugePages_Free:")? * page_bytes;
-    (page_bytes > 0 && free_bytes >= mem_mib * MIB).then_some(page_bytes)
+    let free_bytes = field("HugePages_Free:")?.saturating_mul(page_bytes);
+    (page_bytes > 0 && free_bytes >= mem_mib.saturating_mul(MIB)).then_some(page_bytes)
 }
 
 fn start_on_this_thread(mem_mib: u64) -> Result<EalInfo, DpdkError> {
@@ -306,6 +306,8 @@ mod tests {
         let none_free = MEMINFO.replace("HugePages_Free:     2048", "HugePages_Free:        0");
         assert_eq!(huge_pages_in(&none_free, 1), None);
         assert_eq!(huge_pages_in("MemTotal: 1 kB\n", 1), None);
+        // An absurd `IPFIB_DPDK_MEM_MB` is "not enough", not an overflow.
+        assert_eq!(huge_pages_in(MEMINFO, u64::MAX), None);
     }
 
     #[test]
