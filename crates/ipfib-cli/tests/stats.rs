@@ -68,6 +68,7 @@ fn json_counts_match_the_hand_counted_table_for_both_engines() {
                     "segment_of_bytes",
                     "line_bytes",
                     "fallback_bytes",
+                    "staged_bytes",
                 ]
                 .iter()
                 .map(|k| f[*k].as_u64().unwrap())

@@ -451,6 +451,9 @@ pub trait Family: Address {
     type Key: Key;
     /// Top bits resolved by direct table + tree (32 for IPv4, 48 for IPv6).
     const COARSE_BITS: u32;
+    /// Whether batches may take the staged walk ([`super::staged`]): IPv6, whose trees are
+    /// deep enough for it to pay (an IPv4 walk is two steps).
+    const STAGED: bool;
 
     /// The top [`Family::COARSE_BITS`] bits of the address.
     fn coarse(self) -> u64;
@@ -458,11 +461,23 @@ pub trait Family: Address {
     fn from_coarse(coarse: u64) -> Self;
     /// True when the bits below the coarse bits are all zero (a cell-aligned boundary).
     fn is_cell_aligned(self) -> bool;
+
+    /// Runs the staged batch ([`super::staged`]) of `addrs` into `out` when the family has
+    /// one and `t` can take it; false, with nothing written, otherwise.
+    fn staged_batch(
+        _t: &super::PlanB<Self>,
+        _addrs: &[Self],
+        _out: &mut [NextHop],
+        _miss: NextHop,
+    ) -> bool {
+        false
+    }
 }
 
 impl Family for u32 {
     type Key = u16;
     const COARSE_BITS: u32 = 32;
+    const STAGED: bool = false;
 
     #[inline(always)]
     fn coarse(self) -> u64 {
@@ -481,6 +496,7 @@ impl Family for u32 {
 impl Family for u128 {
     type Key = u32;
     const COARSE_BITS: u32 = 48;
+    const STAGED: bool = true;
 
     #[inline(always)]
     fn coarse(self) -> u64 {
@@ -493,6 +509,16 @@ impl Family for u128 {
     #[inline(always)]
     fn is_cell_aligned(self) -> bool {
         self & ((1u128 << 80) - 1) == 0
+    }
+
+    #[inline(always)]
+    fn staged_batch(
+        t: &super::PlanB<u128>,
+        addrs: &[u128],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> bool {
+        super::staged::batch(t, addrs, out, miss)
     }
 }
 

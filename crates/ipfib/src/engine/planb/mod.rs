@@ -15,7 +15,8 @@
 //!
 //! Modules: `layout` (what a line holds, written and read in one place), `builder` (route table
 //! → lines), `search` (node search per SIMD backend), `walk` (the lookup, single and batched,
-//! written once for every backend), `validate` (the invariants the unchecked walk relies on),
+//! written once for every backend), `staged` (chunks the direct table answers alone, and the
+//! batch that answers them without a walk), `validate` (the invariants the unchecked walk relies on),
 //! `fallback` (the exact IPv6 second stage), `lines` (a model of the cache lines a lookup reads).
 
 mod builder;
@@ -25,6 +26,7 @@ mod lines;
 mod partial;
 mod saved;
 mod search;
+mod staged;
 mod validate;
 mod walk;
 
@@ -85,6 +87,9 @@ pub struct PlanB<A: Family> {
     /// emptied without a pass over the 2^16 chunks.
     users: Vec<u32>,
     dispatch: search::Dispatch,
+    /// The direct table with the chunks it answers alone marked, for the staged batch
+    /// (`staged`); `None` where that batch does not run (IPv4, several segments).
+    staged: Option<Box<[u32]>>,
 }
 
 /// The arrays the builder hands over.
@@ -127,7 +132,7 @@ impl<A: Family> PlanB<A> {
         let users = p
             .users
             .unwrap_or_else(|| count_users(&p.segment_of, p.segments.len()));
-        let planb = PlanB {
+        let mut planb = PlanB {
             direct: p.direct,
             segment_of: p.segment_of,
             home: p.segments[0].lines.clone(),
@@ -141,6 +146,7 @@ impl<A: Family> PlanB<A> {
             dispatch: search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
                 backend: backend.name(),
             })?,
+            staged: None,
         };
         // The walk's unchecked accesses rest on these invariants; the builder establishes
         // them, and debug builds (the test profile) check that it did.
@@ -148,6 +154,7 @@ impl<A: Family> PlanB<A> {
         if let Err(e) = validate::check(&planb) {
             panic!("the builder made an invalid structure: {e}");
         }
+        planb.staged = staged::entries(&planb);
         Ok(planb)
     }
 
@@ -217,6 +224,11 @@ impl<A: Family> PlanB<A> {
             .iter()
             .map(|s| std::mem::size_of_val(&*s.lines))
             .sum()
+    }
+
+    /// Bytes of the staged direct table (`staged`), if the table has one.
+    fn staged_bytes(&self) -> usize {
+        self.staged.as_deref().map_or(0, std::mem::size_of_val)
     }
 
     fn fallback_bytes(&self) -> usize {
@@ -289,7 +301,9 @@ impl<A: Family> Lookup<A> for PlanB<A> {
         miss: NextHop,
     ) -> Result<(), LookupError> {
         check_batch(addrs.len(), out.len())?;
-        self.batch_into(addrs, out, miss);
+        if !A::staged_batch(self, addrs, out, miss) {
+            self.batch_into(addrs, out, miss);
+        }
         Ok(())
     }
 
@@ -309,6 +323,7 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             + std::mem::size_of_val(&*self.segment_of)
             + self.line_bytes()
             + self.fallback_bytes()
+            + self.staged_bytes()
     }
 
     fn describe(&self) -> Vec<Detail> {
@@ -330,6 +345,7 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             Detail::bytes("segment_of_bytes", std::mem::size_of_val(&*self.segment_of)),
             Detail::bytes("line_bytes", self.line_bytes()),
             Detail::bytes("fallback_bytes", self.fallback_bytes()),
+            Detail::bytes("staged_bytes", self.staged_bytes()),
         ]);
         details
     }

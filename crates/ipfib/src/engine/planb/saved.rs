@@ -168,7 +168,7 @@ impl<A: Family> PlanB<A> {
             .array::<u16>(id::<A>(SEGMENT_OF, 0))?
             .to_vec()
             .into_boxed_slice();
-        let planb = PlanB {
+        let mut planb = PlanB {
             direct: r.array(id::<A>(DIRECT, 0))?,
             users: super::count_users(&segment_of, parts.len()),
             segment_of,
@@ -182,8 +182,10 @@ impl<A: Family> PlanB<A> {
             intervals,
             results,
             dispatch,
+            staged: None,
         };
         super::validate::check(&planb)?;
+        planb.staged = super::staged::entries(&planb);
         Ok(planb)
     }
 }

@@ -17,6 +17,7 @@
 //! [`super::validate`]; every `PlanB` value does).
 
 use super::layout::{chunk_of, entry_line, Family, Key, Segment, LEAF_ENTRY};
+use super::search::scalar::Scalar;
 use super::search::Search;
 use super::PlanB;
 use crate::addr::AddressInput;
@@ -254,6 +255,31 @@ unsafe fn one_in<A: Family, S: Search, const M: bool, const N: bool>(
     }
 }
 
+impl<A: Family> PlanB<A> {
+    /// The leaf and the position in it that a walk reaches for the first address of coarse
+    /// cell `coarse`, in a table of one segment and depth 3 or more (what
+    /// [`super::staged::entries`] asks).
+    pub(super) fn leaf_position(&self, s: Scalar, coarse: u64) -> (u32, u32) {
+        let v = View::<A, Scalar, false, false>::new(self, s);
+        let x = A::Key::from_coarse(coarse);
+        // SAFETY: `self` satisfies the structure invariants, and the scalar search checks
+        // every index anyway.
+        unsafe {
+            let (_, mut node) = v.entry(coarse);
+            for _ in 1..self.depth {
+                node = step(v, 0, node, x);
+            }
+            let leaf = v.s.at(v.lines(0), node as usize);
+            let rank = if self.narrow {
+                A::Key::rank_leaf::<Scalar, true>(s, leaf, x)
+            } else {
+                A::Key::rank_leaf::<Scalar, false>(s, leaf, x)
+            };
+            (node, rank)
+        }
+    }
+}
+
 /// The walk state of one group of `LANES` lookups as it moves through the pipeline.
 struct Group<K> {
     /// Each lane's key bits.
@@ -487,7 +513,258 @@ unsafe fn batch_in<
 #[cfg(target_arch = "x86_64")]
 pub mod x86 {
     use super::super::search::{avx2::Avx2, avx512::Avx512};
+    use super::super::staged::{
+        worth_staging, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, SAMPLES,
+    };
     use super::*;
+
+    /// The staged batch ([`super::super::staged`]) of IPv6 addresses into next hops, with
+    /// AVX-512 enabled: each block of [`BLOCK`] addresses whose sample says enough of them end
+    /// in the direct table is split into answered lanes (written at once) and walk lanes
+    /// (packed, then walked by the pipeline); runs of other blocks take the uniform walk.
+    ///
+    /// # Safety
+    /// `t` satisfies the structure invariants, has one segment and depth 3 or more, and
+    /// `entries` is its staged direct table (the token proves the CPU features).
+    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
+    pub unsafe fn staged_avx512(
+        t: &PlanB<u128>,
+        s: Avx512,
+        entries: &[u32],
+        addrs: &[u128],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) {
+        // SAFETY: caller's contract; the depth passed is the table's own.
+        unsafe {
+            match (t.narrow, t.depth) {
+                (false, 3) => staged::<false, 3>(t, s, entries, addrs, out, miss),
+                (false, 4) => staged::<false, 4>(t, s, entries, addrs, out, miss),
+                (false, 5) => staged::<false, 5>(t, s, entries, addrs, out, miss),
+                (false, 6) => staged::<false, 6>(t, s, entries, addrs, out, miss),
+                (true, 3) => staged::<true, 3>(t, s, entries, addrs, out, miss),
+                (true, 4) => staged::<true, 4>(t, s, entries, addrs, out, miss),
+                (true, 5) => staged::<true, 5>(t, s, entries, addrs, out, miss),
+                (true, 6) => staged::<true, 6>(t, s, entries, addrs, out, miss),
+                _ => batch(t, s, addrs, out, miss),
+            }
+        }
+    }
+
+    /// [`staged_avx512`] for leaf format `N` and depth `DEPTH`.
+    ///
+    /// # Safety
+    /// As for [`staged_avx512`].
+    #[inline(always)]
+    unsafe fn staged<const N: bool, const DEPTH: usize>(
+        t: &PlanB<u128>,
+        s: Avx512,
+        entries: &[u32],
+        addrs: &[u128],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) {
+        let v = View::<u128, Avx512, false, N>::new(t, s);
+        let n = addrs.len().min(out.len());
+        // Made on the first staged block only: zeroing its 12 KiB would push a twelfth of
+        // L1 out on every call, staged or not.
+        let mut packed: Option<Packed> = None;
+        // The start of the run of blocks not staged yet: they take the uniform walk together,
+        // so a trace that never stages pays one sample per block and nothing else.
+        let mut run = 0;
+        let mut at = 0;
+        while at + BLOCK <= n {
+            let block = at..at + BLOCK;
+            // SAFETY: caller's contract (entries are the table's staged direct table).
+            if worth_staging(unsafe { sample(s, entries, &addrs[block.clone()]) }) {
+                // SAFETY: caller's contract, as above; `DEPTH` is the table's depth.
+                unsafe {
+                    batch_of_depth::<u128, u128, Avx512, NextHop, false, N, DEPTH>(
+                        v,
+                        &addrs[run..at],
+                        &mut out[run..at],
+                        miss,
+                    );
+                    let packed = packed.get_or_insert_with(Packed::new);
+                    stage(s, entries, addrs, at, out, miss, packed);
+                    walk_packed::<N, DEPTH>(v, packed, addrs, out, miss);
+                }
+                run = block.end;
+            }
+            at = block.end;
+        }
+        // SAFETY: as above.
+        unsafe {
+            batch_of_depth::<u128, u128, Avx512, NextHop, false, N, DEPTH>(
+                v,
+                &addrs[run..n],
+                &mut out[run..n],
+                miss,
+            )
+        };
+    }
+
+    /// Lanes of a sample of `block` whose chunk the staged direct table answers.
+    ///
+    /// # Safety
+    /// `entries` has 2^16 entries.
+    #[inline(always)]
+    unsafe fn sample(s: Avx512, entries: &[u32], block: &[u128]) -> usize {
+        block
+            .iter()
+            .step_by(BLOCK / SAMPLES)
+            // SAFETY: a chunk index is below 2^16 (caller's contract).
+            .filter(|a| unsafe { *s.at(entries, chunk_of::<u128>(a.coarse())) } & ANSWERED != 0)
+            .count()
+    }
+
+    /// The walk lanes of one block, packed: key bits, entry node and position in the batch.
+    struct Packed {
+        x: [u32; BLOCK + 16],
+        node: [u32; BLOCK + 16],
+        at: [u32; BLOCK + 16],
+        len: usize,
+    }
+
+    impl Packed {
+        fn new() -> Self {
+            Packed {
+                x: [0; BLOCK + 16],
+                node: [0; BLOCK + 16],
+                at: [0; BLOCK + 16],
+                len: 0,
+            }
+        }
+    }
+
+    /// Splits the block of [`BLOCK`] addresses at `start`: every lane's answer from `entries`
+    /// goes to `out` (walk lanes get theirs later), and the walk lanes are packed into `p`,
+    /// sixteen addresses per step: their top 64 bits gathered, chunk and key bits cut out,
+    /// the entries gathered, and the walk lanes compressed.
+    ///
+    /// # Safety
+    /// `start + BLOCK <= addrs.len(), out.len()`, `entries` has 2^16 entries, and the CPU has
+    /// AVX-512F (the token).
+    #[inline(always)]
+    unsafe fn stage(
+        s: Avx512,
+        entries: &[u32],
+        addrs: &[u128],
+        start: usize,
+        out: &mut [NextHop],
+        miss: NextHop,
+        p: &mut Packed,
+    ) {
+        use std::arch::x86_64::*;
+        const STEP: usize = 16;
+        debug_assert!(start + BLOCK <= addrs.len().min(out.len()));
+        // SAFETY: every load reads 16 addresses of the block and every store writes 16 lanes
+        // of `out` in the block or 16 slots of `p` from `p.len <= BLOCK - STEP + ...`: a
+        // step adds at most 16 walk lanes, so before step `j` `p.len <= 16 j` and the store
+        // ends by `BLOCK`, inside the `BLOCK + 16` slots. Gather indices are chunk numbers
+        // (the top 16 bits), below 2^16 = `entries.len()`. The CPU has AVX-512F (caller).
+        unsafe {
+            let high_halves = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+            let lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+            let answered = _mm512_set1_epi32(ANSWERED as i32);
+            let no_route = _mm512_set1_epi32(ANSWERED_MISS as i32);
+            let hop = _mm512_set1_epi32(ANSWERED_HOP as i32);
+            let missing = _mm512_set1_epi32(miss as i32);
+            let input = addrs.as_ptr().add(start).cast::<__m512i>();
+            let mut len = 0usize;
+            for j in 0..BLOCK / STEP {
+                if let Some(ahead) = addrs.get(start + (j + 4) * STEP..start + (j + 5) * STEP) {
+                    s.prefetch_input(ahead);
+                }
+                // Four addresses per register, each its low then its high 64 bits.
+                let a0 = _mm512_loadu_si512(input.add(4 * j));
+                let a1 = _mm512_loadu_si512(input.add(4 * j + 1));
+                let a2 = _mm512_loadu_si512(input.add(4 * j + 2));
+                let a3 = _mm512_loadu_si512(input.add(4 * j + 3));
+                let h0 = _mm512_permutex2var_epi64(a0, high_halves, a1);
+                let h1 = _mm512_permutex2var_epi64(a2, high_halves, a3);
+                // Key bits 16..48 and chunk bits 0..16 of each address.
+                let key = _mm512_inserti64x4::<1>(
+                    _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64::<16>(h0))),
+                    _mm512_cvtepi64_epi32(_mm512_srli_epi64::<16>(h1)),
+                );
+                let chunk = _mm512_inserti64x4::<1>(
+                    _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64::<48>(h0))),
+                    _mm512_cvtepi64_epi32(_mm512_srli_epi64::<48>(h1)),
+                );
+                let entry = _mm512_i32gather_epi32::<4>(chunk, entries.as_ptr().cast());
+                let walk = _mm512_testn_epi32_mask(entry, answered);
+                let none = _mm512_test_epi32_mask(entry, no_route);
+                let answer = _mm512_mask_blend_epi32(none, _mm512_and_si512(entry, hop), missing);
+                _mm512_storeu_si512(out.as_mut_ptr().add(start + STEP * j).cast(), answer);
+                let at = _mm512_add_epi32(lane, _mm512_set1_epi32((start + STEP * j) as i32));
+                let slots = [
+                    (p.x.as_mut_ptr(), key),
+                    (p.node.as_mut_ptr(), entry),
+                    (p.at.as_mut_ptr(), at),
+                ];
+                for (base, values) in slots {
+                    // Compressed in a register and stored whole: a compress straight to memory
+                    // is microcoded on some CPUs.
+                    _mm512_storeu_si512(
+                        base.add(len).cast(),
+                        _mm512_maskz_compress_epi32(walk, values),
+                    );
+                }
+                len += walk.count_ones() as usize;
+            }
+            p.len = len;
+        }
+    }
+
+    /// The packed walk lanes of a block through the pipeline (groups of [`LANES`], the rest as
+    /// single lookups), each answer written at its lane's position.
+    ///
+    /// # Safety
+    /// As for [`staged_avx512`]; `p` was filled by [`stage`] from `addrs`, and `DEPTH` is the
+    /// table's depth.
+    #[inline(always)]
+    unsafe fn walk_packed<const N: bool, const DEPTH: usize>(
+        v: View<'_, u128, Avx512, false, N>,
+        p: &Packed,
+        addrs: &[u128],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) {
+        let groups = p.len / LANES;
+        let lanes = |g: usize| g * LANES..(g + 1) * LANES;
+        let mut states: [Group<u32>; IN_FLIGHT] = std::array::from_fn(|_| Group::new());
+        for round in 0..groups + DEPTH {
+            // SAFETY: each group enters, takes its `DEPTH - 1` inner steps in order one round
+            // apart, then searches its leaves (as in `batch_of_depth`); positions in `p.at`
+            // are positions of the block, inside `addrs` and `out` (`stage`).
+            unsafe {
+                if round < groups {
+                    let g = &mut states[round % IN_FLIGHT];
+                    g.x.copy_from_slice(&p.x[lanes(round)]);
+                    g.node.copy_from_slice(&p.node[lanes(round)]);
+                }
+                for level in 1..DEPTH {
+                    if let Some(g) = round.checked_sub(level).filter(|&g| g < groups) {
+                        advance(v, &mut states[g % IN_FLIGHT], false);
+                    }
+                }
+                if let Some(g) = round.checked_sub(DEPTH) {
+                    let state = &states[g % IN_FLIGHT];
+                    for (i, &at) in p.at[lanes(g)].iter().enumerate() {
+                        let at = at as usize;
+                        let addr = *v.s.at(addrs, at);
+                        *v.s.at_mut(out, at) = finish(v, 0, state.node[i], state.x[i], addr, miss);
+                    }
+                }
+            }
+        }
+        for &at in &p.at[groups * LANES..p.len] {
+            let at = at as usize;
+            // SAFETY: as above.
+            out[at] = unsafe { one_in(v, addrs[at]) }.unwrap_or(miss);
+        }
+    }
 
     /// Batched walk with AVX-512 enabled.
     ///
