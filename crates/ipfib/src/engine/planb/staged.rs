@@ -21,8 +21,9 @@
 use std::collections::HashMap;
 
 use super::layout::{self, Family, Key, DIRECT_BITS};
-use super::search::{self, scalar::Scalar};
+use super::search::scalar::Scalar;
 use super::PlanB;
+use crate::engine::Backend;
 use crate::route_table::NextHop;
 
 /// Marks an entry of [`entries`] that is an answer, not an entry node.
@@ -53,21 +54,34 @@ pub fn worth_staging(answered: usize) -> bool {
 }
 
 /// The staged direct table of `t`, or `None` where the staged walk does not run (see the
-/// module docs). Chunks with the same entry node have the same answer (a tree answers for a
-/// whole chunk's key range), so each distinct entry is walked once: the empty and one-route
-/// chunks of a real table share a handful.
+/// module docs; also on CPUs without AVX-512, and for tables of 2^30 lines or more, whose
+/// entries could not be told from answers). Chunks with the same entry node have the same
+/// answer: the test in [`answer_of`] walks the same two keys (the first and the last of a
+/// chunk) from that node. So each distinct entry is walked once, and runs of equal entries
+/// (the empty chunks of a real table, mostly contiguous) skip the map too: 65,536 map lookups
+/// alone cost a small table's build ~3 ms (`builder.rs`).
 pub fn entries<A: Family>(t: &PlanB<A>) -> Option<Box<[u32]>> {
-    if !A::STAGED || t.depth < 3 || t.segments.len() != 1 {
+    let staged = A::STAGED && Backend::Avx512.is_available();
+    let lines = t.segments.iter().map(|s| s.lines.len()).sum::<usize>();
+    if !staged || t.depth < 3 || t.segments.len() != 1 || lines > ANSWERED_MISS as usize {
         return None;
     }
     let mut seen: HashMap<u32, u32> = HashMap::new();
+    let mut last: Option<(u32, u32)> = None;
     let low_bits = A::COARSE_BITS - DIRECT_BITS;
     let entries = (0..1u64 << DIRECT_BITS)
         .map(|chunk| {
             let entry = t.direct[chunk as usize];
-            *seen
-                .entry(entry)
-                .or_insert_with(|| answer_of(t, chunk << low_bits).unwrap_or(entry))
+            match last {
+                Some((e, staged)) if e == entry => staged,
+                _ => {
+                    let staged = *seen
+                        .entry(entry)
+                        .or_insert_with(|| answer_of(t, chunk << low_bits).unwrap_or(entry));
+                    last = Some((entry, staged));
+                    staged
+                }
+            }
         })
         .collect();
     Some(entries)
@@ -105,17 +119,18 @@ fn answer_of<A: Family>(t: &PlanB<A>, first: u64) -> Option<u32> {
 }
 
 /// The staged batch of `addrs` into `out`, if `t` has a staged direct table and its backend a
-/// staged walk (AVX-512); false, with nothing written, otherwise.
+/// staged walk (AVX-512); false, with nothing written, otherwise. Batches of 2^32 addresses or
+/// more take the uniform walk: the staged one keeps lane positions in 32 bits.
+#[cfg(target_arch = "x86_64")]
 pub fn batch(t: &PlanB<u128>, addrs: &[u128], out: &mut [NextHop], miss: NextHop) -> bool {
     let Some(entries) = t.staged.as_deref() else {
         return false;
     };
     match t.dispatch {
-        #[cfg(target_arch = "x86_64")]
         // SAFETY: the token proves the CPU features; `t` satisfies the structure invariants
         // and has a staged table only when it has one segment and depth 3 or more
-        // ([`entries`]), whose table `entries` is.
-        search::Dispatch::Avx512(token) => {
+        // ([`entries`]), whose table `entries` is; positions fit 32 bits.
+        super::search::Dispatch::Avx512(token) if u32::try_from(addrs.len()).is_ok() => {
             unsafe { super::walk::x86::staged_avx512(t, token, entries, addrs, out, miss) };
             true
         }
@@ -123,18 +138,30 @@ pub fn batch(t: &PlanB<u128>, addrs: &[u128], out: &mut [NextHop], miss: NextHop
     }
 }
 
+/// No staged walk off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn batch(_t: &PlanB<u128>, _addrs: &[u128], _out: &mut [NextHop], _miss: NextHop) -> bool {
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Backend, Build, BuildOptions, Lookup};
+    use crate::engine::{Backend, Build, BuildOptions, DetailValue, Lookup};
     use crate::interval::Intervals;
     use crate::prefix::Prefix;
     use crate::route_table::RouteTable;
 
     /// An IPv6 table deep enough for the staged walk: a chunk (2001::/16) with thousands of
     /// boundaries, beside chunks one route covers whole, a chunk with no route, a fallback
-    /// cell, a hop too wide for an answered entry, and routes at the top of the space.
-    fn table() -> RouteTable<u128> {
+    /// cell, and routes at the top of the space; `wide`: 2003::/16 has a hop too wide for an
+    /// answered entry (and the leaves are wide), else one that fits 16 bits (narrow leaves).
+    fn table(wide: bool) -> RouteTable<u128> {
+        let wide_hop = if wide {
+            u32::MAX - 1
+        } else {
+            u32::from(u16::MAX)
+        };
         let mut routes: Vec<(Prefix<u128>, NextHop)> = (0..6000u128)
             .map(|i| {
                 let addr = (0x2001_0db8u128 << 96) | ((i * 7) << 80);
@@ -144,7 +171,7 @@ mod tests {
         routes.extend([
             (Prefix::covering(0x2000u128 << 112, 4), 1),
             (Prefix::covering(0x2002u128 << 112, 16), 2),
-            (Prefix::covering(0x2003u128 << 112, 16), u32::MAX - 1),
+            (Prefix::covering(0x2003u128 << 112, 16), wide_hop),
             (Prefix::covering(0x2004u128 << 112, 20), 4),
             (
                 Prefix::covering((0x2005_0001_0002u128 << 80) | (3 << 64), 64),
@@ -163,9 +190,20 @@ mod tests {
 
     #[test]
     fn answered_entries_are_what_every_address_of_the_chunk_gets() {
-        let table = table();
+        if !Backend::Avx512.is_available() {
+            eprintln!("skipped: staged tables are made only where AVX-512 runs them");
+            return;
+        }
+        for wide in [false, true] {
+            answered_entries_in(wide);
+        }
+    }
+
+    fn answered_entries_in(wide: bool) {
+        let table = table(wide);
         let intervals = Intervals::from_table(&table);
         let planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
+        assert_eq!(planb.narrow, !wide);
         assert!(planb.depth >= 3, "deep enough to stage");
         let entries = planb.staged.as_deref().expect("a staged table");
         let mut answered = 0;
@@ -189,9 +227,14 @@ mod tests {
         for chunk in [0x2002, 0x0001, 0x2fff, 0xfffe] {
             assert!(is_answered(chunk), "{chunk:#x} answered");
         }
-        for chunk in [0x2001, 0x2003, 0x2004, 0x2005, 0xffff] {
+        for chunk in [0x2001, 0x2004, 0x2005, 0xffff] {
             assert!(!is_answered(chunk), "{chunk:#x} walked");
         }
+        assert_eq!(
+            is_answered(0x2003),
+            !wide,
+            "a /16 whose hop fits 30 bits or not"
+        );
         assert!(
             answered > 60_000,
             "most chunks are empty or covered: {answered}"
@@ -199,19 +242,43 @@ mod tests {
     }
 
     #[test]
-    fn only_one_segment_ipv6_tables_of_depth_three_or_more_are_staged() {
+    fn staged_tables_are_one_segment_ipv6_tables_of_depth_three_or_more() {
         let shallow: RouteTable<u128> = [(Prefix::covering(0x2001u128 << 112, 16), 1)]
             .into_iter()
             .collect();
         let planb = PlanB::build(&shallow, &BuildOptions::default()).unwrap();
-        assert_eq!(planb.staged.is_some(), planb.depth >= 3);
+        assert!(
+            planb.depth < 3 && planb.staged.is_none(),
+            "too shallow to stage"
+        );
         let v4: RouteTable<u32> = (0..3000u32)
             .map(|i| (Prefix::covering(0x0a00_0000 | (i << 8), 24), i))
             .collect();
-        assert!(PlanB::build(&v4, &BuildOptions::default())
-            .unwrap()
-            .staged
-            .is_none());
+        let planb = PlanB::build(&v4, &BuildOptions::default()).unwrap();
+        assert!(planb.staged.is_none(), "IPv4");
+        // A partial rebuild adds a segment: the rebuilt table takes the uniform walk.
+        let mut deep = table(false);
+        let changed = Prefix::covering(0x2001_0db8_0009u128 << 80, 48);
+        deep.insert(changed, 3);
+        let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
+        assert_eq!(
+            planb.staged.is_some(),
+            Backend::Avx512.is_available(),
+            "a deep IPv6 table is staged where AVX-512 runs"
+        );
+        let rebuilt = planb
+            .rebuild(&deep, &[changed], &BuildOptions::default())
+            .expect("a one-chunk change rebuilds in part")
+            .unwrap();
+        let detail = |name: &str| {
+            rebuilt
+                .describe()
+                .into_iter()
+                .find(|d| d.name == name)
+                .map(|d| d.value)
+        };
+        assert_eq!(detail("segments"), Some(DetailValue::Count(2)));
+        assert_eq!(detail("staged_bytes"), Some(DetailValue::Bytes(0)));
     }
 
     /// Batches of every shape through `lookup_batch_raw`: blocks the sample stages (random
@@ -223,7 +290,13 @@ mod tests {
             eprintln!("skipped: the staged walk needs AVX-512, which this CPU lacks");
             return;
         }
-        let table = table();
+        for wide in [false, true] {
+            staged_batches_in(wide);
+        }
+    }
+
+    fn staged_batches_in(wide: bool) {
+        let table = table(wide);
         let intervals = Intervals::from_table(&table);
         let planb = PlanB::build(&table, &BuildOptions::with_backend(Backend::Avx512)).unwrap();
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -250,17 +323,30 @@ mod tests {
                 .count();
             worth_staging(answered)
         };
+        // Half answered, half walking: staged, with hundreds of walk lanes per block, so the
+        // packed lanes go through the pipeline's groups as well as the single remainder.
+        let halves: Vec<u128> = spread
+            .iter()
+            .zip(&deep)
+            .flat_map(|(&a, &d)| [a, d])
+            .collect();
         assert!(
             staged_block(&spread[..BLOCK]),
             "random addresses are staged"
         );
+        assert!(staged_block(&halves[..BLOCK]), "half of them too");
         assert!(!staged_block(&deep[..BLOCK]), "the deep chunk is not");
-        let mixed: Vec<u128> = [&spread[..BLOCK], &deep[..2 * BLOCK], &spread[BLOCK..]]
-            .concat()
-            .into_iter()
-            .chain(chunk_range(0x2002).into_iter().chain([u128::MAX, 0]))
-            .collect();
-        for addrs in [&mixed[..], &spread[..], &deep[..]] {
+        let mixed: Vec<u128> = [
+            &spread[..BLOCK],
+            &deep[..2 * BLOCK],
+            &halves[..],
+            &spread[BLOCK..],
+        ]
+        .concat()
+        .into_iter()
+        .chain(chunk_range(0x2002).into_iter().chain([u128::MAX, 0]))
+        .collect();
+        for addrs in [&mixed[..], &spread[..], &deep[..], &halves[..]] {
             for (start, len) in [
                 (0, addrs.len()),
                 (3, 1023),

@@ -659,10 +659,11 @@ pub mod x86 {
         const STEP: usize = 16;
         debug_assert!(start + BLOCK <= addrs.len().min(out.len()));
         // SAFETY: every load reads 16 addresses of the block and every store writes 16 lanes
-        // of `out` in the block or 16 slots of `p` from `p.len <= BLOCK - STEP + ...`: a
-        // step adds at most 16 walk lanes, so before step `j` `p.len <= 16 j` and the store
-        // ends by `BLOCK`, inside the `BLOCK + 16` slots. Gather indices are chunk numbers
-        // (the top 16 bits), below 2^16 = `entries.len()`. The CPU has AVX-512F (caller).
+        // of `out` in the block, or 16 slots of `p` from `len`: a step adds at most 16 walk
+        // lanes, so before step `j` `len <= 16 j` and the store ends by `BLOCK` (the 16 slots
+        // of slack in `Packed` are a margin, not needed). Gather indices are chunk numbers
+        // (the top 16 bits), below 2^16 = `entries.len()`. Positions are below the batch
+        // length, which fits 32 bits (`staged::batch`). The CPU has AVX-512F (caller).
         unsafe {
             let high_halves = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
             let lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
