@@ -221,11 +221,30 @@ impl Address for u128 {
 /// [`Address::Bytes`]. Batched walks are generic over it so that bytes are converted where the
 /// walk reads each address, not in a separate pass over the batch.
 pub trait AddressInput<A>: Copy {
+    /// How an element lies in memory, for walks that load many at once with vector
+    /// instructions; [`InputLayout::Other`] (the default) has them read each element through
+    /// [`AddressInput::address`].
+    const LAYOUT: InputLayout = InputLayout::Other;
+
     /// The address as its family's integer.
     fn address(self) -> A;
 }
 
+/// How a batch element lies in memory ([`AddressInput::LAYOUT`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InputLayout {
+    /// The family's integer, in the CPU's byte order.
+    Native,
+    /// The address's bytes in network order (the family's [`Address::Bytes`]).
+    NetworkOrder,
+    /// Anything else.
+    Other,
+}
+
 impl AddressInput<u32> for u32 {
+    const LAYOUT: InputLayout = InputLayout::Native;
+
     #[inline(always)]
     fn address(self) -> u32 {
         self
@@ -233,6 +252,8 @@ impl AddressInput<u32> for u32 {
 }
 
 impl AddressInput<u128> for u128 {
+    const LAYOUT: InputLayout = InputLayout::Native;
+
     #[inline(always)]
     fn address(self) -> u128 {
         self
@@ -240,6 +261,8 @@ impl AddressInput<u128> for u128 {
 }
 
 impl AddressInput<u32> for [u8; 4] {
+    const LAYOUT: InputLayout = InputLayout::NetworkOrder;
+
     #[inline(always)]
     fn address(self) -> u32 {
         u32::from_be_bytes(self)
@@ -247,6 +270,8 @@ impl AddressInput<u32> for [u8; 4] {
 }
 
 impl AddressInput<u128> for [u8; 16] {
+    const LAYOUT: InputLayout = InputLayout::NetworkOrder;
+
     #[inline(always)]
     fn address(self) -> u128 {
         u128::from_be_bytes(self)

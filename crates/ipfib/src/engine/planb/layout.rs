@@ -38,7 +38,7 @@
 
 use super::fallback::Fallback;
 use super::search::Search;
-use crate::addr::Address;
+use crate::addr::{Address, AddressInput};
 use crate::route_table::NextHop;
 use crate::storage::{Array, Pod};
 use std::fmt::Debug;
@@ -464,9 +464,9 @@ pub trait Family: Address {
 
     /// Runs the staged batch ([`super::staged`]) of `addrs` into `out` when the family has
     /// one and `t` can take it; false, with nothing written, otherwise.
-    fn staged_batch(
+    fn staged_batch<I: AddressInput<Self>>(
         _t: &super::PlanB<Self>,
-        _addrs: &[Self],
+        _addrs: &[I],
         _out: &mut [NextHop],
         _miss: NextHop,
     ) -> bool {
@@ -512,9 +512,9 @@ impl Family for u128 {
     }
 
     #[inline(always)]
-    fn staged_batch(
+    fn staged_batch<I: AddressInput<u128>>(
         t: &super::PlanB<u128>,
-        addrs: &[u128],
+        addrs: &[I],
         out: &mut [NextHop],
         miss: NextHop,
     ) -> bool {

@@ -314,7 +314,9 @@ impl<A: Family> Lookup<A> for PlanB<A> {
         miss: NextHop,
     ) -> Result<(), LookupError> {
         check_batch(addrs.len(), out.len())?;
-        self.batch_into(addrs, out, miss);
+        if !A::staged_batch(self, addrs, out, miss) {
+            self.batch_into(addrs, out, miss);
+        }
         Ok(())
     }
 

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use super::layout::{self, Family, Key, DIRECT_BITS};
 use super::search::scalar::Scalar;
 use super::PlanB;
+use crate::addr::{AddressInput, InputLayout};
 use crate::engine::Backend;
 use crate::route_table::NextHop;
 
@@ -118,29 +119,50 @@ fn answer_of<A: Family>(t: &PlanB<A>, first: u64) -> Option<u32> {
     (hop <= ANSWERED_HOP).then_some(ANSWERED | hop)
 }
 
-/// The staged batch of `addrs` into `out`, if `t` has a staged direct table and its backend a
-/// staged walk (AVX-512); false, with nothing written, otherwise. Batches of 2^32 addresses or
-/// more take the uniform walk: the staged one keeps lane positions in 32 bits.
+/// The staged batch of `addrs` into `out`, if `t` has a staged direct table, its backend a
+/// staged walk (AVX-512) and the addresses a layout it loads ([`InputLayout`]: the integers
+/// or their network-order bytes); false, with nothing written, otherwise. Batches of 2^32
+/// addresses or more take the uniform walk: the staged one keeps lane positions in 32 bits.
 #[cfg(target_arch = "x86_64")]
-pub fn batch(t: &PlanB<u128>, addrs: &[u128], out: &mut [NextHop], miss: NextHop) -> bool {
+pub fn batch<I: AddressInput<u128>>(
+    t: &PlanB<u128>,
+    addrs: &[I],
+    out: &mut [NextHop],
+    miss: NextHop,
+) -> bool {
     let Some(entries) = t.staged.as_deref() else {
         return false;
     };
-    match t.dispatch {
-        // SAFETY: the token proves the CPU features; `t` satisfies the structure invariants
-        // and has a staged table only when it has one segment and depth 3 or more
-        // ([`entries`]), whose table `entries` is; positions fit 32 bits.
-        super::search::Dispatch::Avx512(token) if u32::try_from(addrs.len()).is_ok() => {
-            unsafe { super::walk::x86::staged_avx512(t, token, entries, addrs, out, miss) };
-            true
-        }
-        _ => false,
+    let super::search::Dispatch::Avx512(token) = t.dispatch else {
+        return false;
+    };
+    if u32::try_from(addrs.len()).is_err() {
+        return false;
     }
+    use super::walk::x86::staged_avx512;
+    // SAFETY: the token proves the CPU features; `t` satisfies the structure invariants and
+    // has a staged table only when it has one segment and depth 3 or more ([`entries`]),
+    // whose table `entries` is; the layout says what `I` is; positions fit 32 bits.
+    unsafe {
+        match I::LAYOUT {
+            InputLayout::Native => staged_avx512::<I, false>(t, token, entries, addrs, out, miss),
+            InputLayout::NetworkOrder => {
+                staged_avx512::<I, true>(t, token, entries, addrs, out, miss)
+            }
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// No staged walk off x86-64.
 #[cfg(not(target_arch = "x86_64"))]
-pub fn batch(_t: &PlanB<u128>, _addrs: &[u128], _out: &mut [NextHop], _miss: NextHop) -> bool {
+pub fn batch<I: AddressInput<u128>>(
+    _t: &PlanB<u128>,
+    _addrs: &[I],
+    _out: &mut [NextHop],
+    _miss: NextHop,
+) -> bool {
     false
 }
 
@@ -281,7 +303,7 @@ mod tests {
         assert_eq!(detail("staged_bytes"), Some(DetailValue::Bytes(0)));
     }
 
-    /// Batches of every shape through `lookup_batch_raw`: blocks the sample stages (random
+    /// Batches of every shape through `lookup_batch_raw` and `lookup_batch_bytes_raw`: blocks the sample stages (random
     /// addresses, most in answered chunks), blocks it does not (all in the deep chunk and the
     /// fallback cell), mixed runs and short tails, each miss value, against the intervals.
     #[test]
@@ -357,15 +379,19 @@ mod tests {
                 (0, 0),
             ] {
                 let addrs = &addrs[start.min(addrs.len())..(start + len).min(addrs.len())];
+                let bytes: Vec<[u8; 16]> = addrs.iter().map(|a| a.to_be_bytes()).collect();
                 for miss in [0, 7, u32::MAX] {
                     let mut out = vec![miss ^ 1; addrs.len()];
                     planb.lookup_batch_raw(addrs, &mut out, miss).unwrap();
-                    for (&a, &got) in addrs.iter().zip(&out) {
-                        assert_eq!(
-                            got,
-                            intervals.lookup(a).unwrap_or(miss),
-                            "{a:#x}, miss {miss}"
-                        );
+                    // The same addresses as network-order bytes (byte-swapped as loaded).
+                    let mut from_bytes = vec![miss ^ 1; addrs.len()];
+                    planb
+                        .lookup_batch_bytes_raw(&bytes, &mut from_bytes, miss)
+                        .unwrap();
+                    for ((&a, &got), &got_bytes) in addrs.iter().zip(&out).zip(&from_bytes) {
+                        let want = intervals.lookup(a).unwrap_or(miss);
+                        assert_eq!(got, want, "{a:#x}, miss {miss}");
+                        assert_eq!(got_bytes, want, "{a:#x} as bytes, miss {miss}");
                     }
                 }
             }

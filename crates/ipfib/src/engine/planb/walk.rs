@@ -523,29 +523,33 @@ pub mod x86 {
     /// in the direct table is split into answered lanes (written at once) and walk lanes
     /// (packed, then walked by the pipeline); runs of other blocks take the uniform walk.
     ///
+    /// `SWAP`: the addresses are network-order bytes, each byte-reversed once loaded.
+    ///
     /// # Safety
     /// `t` satisfies the structure invariants, has one segment and depth 3 or more, and
-    /// `entries` is its staged direct table (the token proves the CPU features).
+    /// `entries` is its staged direct table (the token proves the CPU features); `I` is a
+    /// `u128` (`SWAP` false) or its network-order bytes (`SWAP` true), and the batch is
+    /// shorter than 2^32.
     #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    pub unsafe fn staged_avx512(
+    pub unsafe fn staged_avx512<I: AddressInput<u128>, const SWAP: bool>(
         t: &PlanB<u128>,
         s: Avx512,
         entries: &[u32],
-        addrs: &[u128],
+        addrs: &[I],
         out: &mut [NextHop],
         miss: NextHop,
     ) {
         // SAFETY: caller's contract; the depth passed is the table's own.
         unsafe {
             match (t.narrow, t.depth) {
-                (false, 3) => staged::<false, 3>(t, s, entries, addrs, out, miss),
-                (false, 4) => staged::<false, 4>(t, s, entries, addrs, out, miss),
-                (false, 5) => staged::<false, 5>(t, s, entries, addrs, out, miss),
-                (false, 6) => staged::<false, 6>(t, s, entries, addrs, out, miss),
-                (true, 3) => staged::<true, 3>(t, s, entries, addrs, out, miss),
-                (true, 4) => staged::<true, 4>(t, s, entries, addrs, out, miss),
-                (true, 5) => staged::<true, 5>(t, s, entries, addrs, out, miss),
-                (true, 6) => staged::<true, 6>(t, s, entries, addrs, out, miss),
+                (false, 3) => staged::<I, SWAP, false, 3>(t, s, entries, addrs, out, miss),
+                (false, 4) => staged::<I, SWAP, false, 4>(t, s, entries, addrs, out, miss),
+                (false, 5) => staged::<I, SWAP, false, 5>(t, s, entries, addrs, out, miss),
+                (false, 6) => staged::<I, SWAP, false, 6>(t, s, entries, addrs, out, miss),
+                (true, 3) => staged::<I, SWAP, true, 3>(t, s, entries, addrs, out, miss),
+                (true, 4) => staged::<I, SWAP, true, 4>(t, s, entries, addrs, out, miss),
+                (true, 5) => staged::<I, SWAP, true, 5>(t, s, entries, addrs, out, miss),
+                (true, 6) => staged::<I, SWAP, true, 6>(t, s, entries, addrs, out, miss),
                 _ => batch(t, s, addrs, out, miss),
             }
         }
@@ -556,11 +560,11 @@ pub mod x86 {
     /// # Safety
     /// As for [`staged_avx512`].
     #[inline(always)]
-    unsafe fn staged<const N: bool, const DEPTH: usize>(
+    unsafe fn staged<I: AddressInput<u128>, const SWAP: bool, const N: bool, const DEPTH: usize>(
         t: &PlanB<u128>,
         s: Avx512,
         entries: &[u32],
-        addrs: &[u128],
+        addrs: &[I],
         out: &mut [NextHop],
         miss: NextHop,
     ) {
@@ -579,15 +583,15 @@ pub mod x86 {
             if worth_staging(unsafe { sample(s, entries, &addrs[block.clone()]) }) {
                 // SAFETY: caller's contract, as above; `DEPTH` is the table's depth.
                 unsafe {
-                    batch_of_depth::<u128, u128, Avx512, NextHop, false, N, DEPTH>(
+                    batch_of_depth::<u128, I, Avx512, NextHop, false, N, DEPTH>(
                         v,
                         &addrs[run..at],
                         &mut out[run..at],
                         miss,
                     );
                     let packed = packed.get_or_insert_with(Packed::new);
-                    stage(s, entries, addrs, at, out, miss, packed);
-                    walk_packed::<N, DEPTH>(v, packed, addrs, out, miss);
+                    stage::<I, SWAP>(s, entries, addrs, at, out, miss, packed);
+                    walk_packed::<I, N, DEPTH>(v, packed, addrs, out, miss);
                 }
                 run = block.end;
             }
@@ -595,7 +599,7 @@ pub mod x86 {
         }
         // SAFETY: as above.
         unsafe {
-            batch_of_depth::<u128, u128, Avx512, NextHop, false, N, DEPTH>(
+            batch_of_depth::<u128, I, Avx512, NextHop, false, N, DEPTH>(
                 v,
                 &addrs[run..n],
                 &mut out[run..n],
@@ -609,12 +613,16 @@ pub mod x86 {
     /// # Safety
     /// `entries` has 2^16 entries.
     #[inline(always)]
-    unsafe fn sample(s: Avx512, entries: &[u32], block: &[u128]) -> usize {
+    unsafe fn sample<I: AddressInput<u128>>(s: Avx512, entries: &[u32], block: &[I]) -> usize {
         block
             .iter()
             .step_by(BLOCK / SAMPLES)
-            // SAFETY: a chunk index is below 2^16 (caller's contract).
-            .filter(|a| unsafe { *s.at(entries, chunk_of::<u128>(a.coarse())) } & ANSWERED != 0)
+            .filter(|a| {
+                let chunk = chunk_of::<u128>(a.address().coarse());
+                // SAFETY: a chunk index is below 2^16 (caller's contract).
+                let entry = unsafe { *s.at(entries, chunk) };
+                entry & ANSWERED != 0
+            })
             .count()
     }
 
@@ -646,10 +654,10 @@ pub mod x86 {
     /// `start + BLOCK <= addrs.len(), out.len()`, `entries` has 2^16 entries, and the CPU has
     /// AVX-512F (the token).
     #[inline(always)]
-    unsafe fn stage(
+    unsafe fn stage<I: AddressInput<u128>, const SWAP: bool>(
         s: Avx512,
         entries: &[u32],
-        addrs: &[u128],
+        addrs: &[I],
         start: usize,
         out: &mut [NextHop],
         miss: NextHop,
@@ -671,6 +679,24 @@ pub mod x86 {
             let no_route = _mm512_set1_epi32(ANSWERED_MISS as i32);
             let hop = _mm512_set1_epi32(ANSWERED_HOP as i32);
             let missing = _mm512_set1_epi32(miss as i32);
+            const {
+                assert!(
+                    std::mem::size_of::<I>() == 16,
+                    "an IPv6 address or its bytes"
+                )
+            };
+            // Reverses the bytes of each 128-bit lane: network order to the CPU's.
+            let reverse = _mm512_broadcast_i32x4(_mm_set_epi8(
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+            ));
+            let load = |p: *const __m512i| {
+                let a = _mm512_loadu_si512(p);
+                if SWAP {
+                    _mm512_shuffle_epi8(a, reverse)
+                } else {
+                    a
+                }
+            };
             let input = addrs.as_ptr().add(start).cast::<__m512i>();
             let mut len = 0usize;
             for j in 0..BLOCK / STEP {
@@ -678,10 +704,10 @@ pub mod x86 {
                     s.prefetch_input(ahead);
                 }
                 // Four addresses per register, each its low then its high 64 bits.
-                let a0 = _mm512_loadu_si512(input.add(4 * j));
-                let a1 = _mm512_loadu_si512(input.add(4 * j + 1));
-                let a2 = _mm512_loadu_si512(input.add(4 * j + 2));
-                let a3 = _mm512_loadu_si512(input.add(4 * j + 3));
+                let a0 = load(input.add(4 * j));
+                let a1 = load(input.add(4 * j + 1));
+                let a2 = load(input.add(4 * j + 2));
+                let a3 = load(input.add(4 * j + 3));
                 let h0 = _mm512_permutex2var_epi64(a0, high_halves, a1);
                 let h1 = _mm512_permutex2var_epi64(a2, high_halves, a3);
                 // Key bits 16..48 and chunk bits 0..16 of each address.
@@ -725,10 +751,10 @@ pub mod x86 {
     /// As for [`staged_avx512`]; `p` was filled by [`stage`] from `addrs`, and `DEPTH` is the
     /// table's depth.
     #[inline(always)]
-    unsafe fn walk_packed<const N: bool, const DEPTH: usize>(
+    unsafe fn walk_packed<I: AddressInput<u128>, const N: bool, const DEPTH: usize>(
         v: View<'_, u128, Avx512, false, N>,
         p: &Packed,
-        addrs: &[u128],
+        addrs: &[I],
         out: &mut [NextHop],
         miss: NextHop,
     ) {
@@ -754,7 +780,7 @@ pub mod x86 {
                     let state = &states[g % IN_FLIGHT];
                     for (i, &at) in p.at[lanes(g)].iter().enumerate() {
                         let at = at as usize;
-                        let addr = *v.s.at(addrs, at);
+                        let addr = v.s.at(addrs, at).address();
                         *v.s.at_mut(out, at) = finish(v, 0, state.node[i], state.x[i], addr, miss);
                     }
                 }
@@ -763,7 +789,7 @@ pub mod x86 {
         for &at in &p.at[groups * LANES..p.len] {
             let at = at as usize;
             // SAFETY: as above.
-            out[at] = unsafe { one_in(v, addrs[at]) }.unwrap_or(miss);
+            out[at] = unsafe { one_in(v, addrs[at].address()) }.unwrap_or(miss);
         }
     }
 
