@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use super::layout::{self, Family, Key, DIRECT_BITS};
+use super::layout::{Decoded, Family, Key, DIRECT_BITS};
 use super::search::scalar::Scalar;
 use super::PlanB;
 use crate::addr::{AddressInput, InputLayout};
@@ -99,24 +99,11 @@ fn answer_of<A: Family>(t: &PlanB<A>, first: u64) -> Option<u32> {
         return None;
     }
     let line = &t.segments[0].lines[leaf as usize];
-    let (hop, flags) = if t.narrow {
-        (
-            A::Key::hop::<true>(line, rank),
-            A::Key::flags::<true>(line) >> rank,
-        )
-    } else {
-        (
-            A::Key::hop::<false>(line, rank),
-            A::Key::flags::<false>(line) >> rank,
-        )
-    };
-    if flags & layout::CELL != 0 {
-        return None;
+    match A::Key::decode_in(line, rank, t.narrow) {
+        Decoded::Cell(_) => None,
+        Decoded::NoRoute => Some(ANSWERED | ANSWERED_MISS),
+        Decoded::Hop(hop) => (hop <= ANSWERED_HOP).then_some(ANSWERED | hop),
     }
-    if flags & layout::NO_ROUTE != 0 {
-        return Some(ANSWERED | ANSWERED_MISS);
-    }
-    (hop <= ANSWERED_HOP).then_some(ANSWERED | hop)
 }
 
 /// The staged batch of `addrs` into `out`, if `t` has a staged direct table, its backend a

@@ -270,12 +270,7 @@ impl<A: Family> PlanB<A> {
                 node = step(v, 0, node, x);
             }
             let leaf = v.s.at(v.lines(0), node as usize);
-            let rank = if self.narrow {
-                A::Key::rank_leaf::<Scalar, true>(s, leaf, x)
-            } else {
-                A::Key::rank_leaf::<Scalar, false>(s, leaf, x)
-            };
-            (node, rank)
+            (node, A::Key::rank_leaf_in(s, leaf, x, self.narrow))
         }
     }
 }
