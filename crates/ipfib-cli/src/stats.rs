@@ -6,10 +6,10 @@
 //! depth, node search and node counts; the reference engine its probe count; ...). The
 //! numbers explain a benchmark result: depth and bytes per prefix are what a lookup's cache
 //! misses follow from. Engines that model their own structure also report the cache lines an
-//! average lookup reads ([`ipfib::Lookup::lines_per_lookup`]) on generated matched and uniform
-//! traces of [`TRACE_LEN`] addresses (seed 1), the figure that bounds throughput on this
-//! machine (see `../shared/PERF-FACTS.md`), and how those lines split over the steps of a
-//! lookup ([`ipfib::Lookup::lines_by_step`]).
+//! average lookup of a batch reads ([`ipfib::Lookup::lines_per_lookup`]) on generated matched
+//! and uniform traces of [`TRACE_LEN`] addresses (seed 1), the figure that bounds throughput
+//! on this machine (see `../shared/PERF-FACTS.md`), and how those lines split over the steps
+//! of a lookup ([`ipfib::Lookup::lines_by_step`]).
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};

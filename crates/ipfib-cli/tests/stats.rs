@@ -78,7 +78,8 @@ fn json_counts_match_the_hand_counted_table_for_both_engines() {
                     f["bytes"].as_u64().unwrap(),
                     "bytes by part add up: {f}"
                 );
-                // Lines by step: the direct entry, one entry per tree node (the reported depth
+                // Lines by step: the direct or the staged entry (one of the two for each
+                // lookup), the sub-table entry, one entry per tree node (the reported depth
                 // counts the direct table too), the fallback stage; they add up to the lines
                 // per lookup.
                 for kind in ["matched", "uniform"] {
@@ -86,10 +87,14 @@ fn json_counts_match_the_hand_counted_table_for_both_engines() {
                     let names: Vec<&str> =
                         steps.iter().map(|s| s["step"].as_str().unwrap()).collect();
                     let depth = f["depth"].as_u64().unwrap() as usize;
-                    assert_eq!(names.len(), depth + 1, "{f}");
-                    assert_eq!(names[0], "direct");
-                    assert_eq!(names[1], "node 1");
-                    assert_eq!(names[depth], "fallback");
+                    assert_eq!(names.len(), depth + 3, "{f}");
+                    assert_eq!(names[..4], ["direct", "staged", "sub-table", "node 1"]);
+                    assert_eq!(names[depth + 2], "fallback");
+                    let first: f64 = steps[..2]
+                        .iter()
+                        .map(|s| s["lines"].as_f64().unwrap())
+                        .sum();
+                    assert!((first - 1.0).abs() < 1e-9, "one first line each: {first}");
                     let sum: f64 = steps.iter().map(|s| s["lines"].as_f64().unwrap()).sum();
                     let total = f[format!("lines_per_lookup_{kind}")].as_f64().unwrap();
                     assert!((sum - total).abs() < 1e-9, "{kind}: {sum} vs {total}");

@@ -5,14 +5,26 @@
 //! Each line a lookup loads counts once, whether it hits a cache or not: the direct-table
 //! entry, every node the walk searches (padding nodes included: they are loads too), and for
 //! the rare fallback cell the cell's range, the lines its binary search probes and the answer.
+//!
+//! A trace is counted as a batch of raw next hops runs it: where the table has staged tables
+//! and the AVX-512 walk ([`super::staged`]), each block of [`BLOCK`] addresses that the batch
+//! would stage reads the staged entry instead of the direct entry, its sub-table entry in a
+//! split chunk, and the tree only when neither answered. Single lookups and `Option` batches
+//! always walk.
 
 use super::layout::{chunk_of, entry_line, Decoded, Family, Key, LEAF_ENTRY};
 use super::search::scalar::Scalar;
+use super::search::Dispatch;
+use super::staged::{worth_staging, Staged, ANSWERED, BLOCK, SAMPLES, SPLIT};
 use super::PlanB;
 
 /// The lines one lookup reads, by part of the structure.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Touched {
+    /// Whether the first line was the staged entry, not the direct-table entry.
+    pub staged: bool,
+    /// Sub-table entries read (0 or 1: a staged lookup in a split chunk).
+    pub sub: usize,
     /// Tree nodes read, the leaf included (one line each; a leaf entered directly is one).
     pub tree: usize,
     /// Lines of the fallback stage (0 unless the leaf answered with a fallback cell).
@@ -20,9 +32,10 @@ pub(crate) struct Touched {
 }
 
 impl Touched {
-    /// All lines: the direct-table entry, the tree nodes and the fallback lines.
+    /// All lines: the direct-table or staged entry, the sub-table entry, the tree nodes and
+    /// the fallback lines.
     pub fn total(&self) -> usize {
-        1 + self.tree + self.fallback
+        1 + self.sub + self.tree + self.fallback
     }
 }
 
@@ -55,10 +68,57 @@ impl<A: Family> PlanB<A> {
         touched
     }
 
-    /// Average lines per lookup of `addrs` at each step of the walk: `direct` (always 1), then
-    /// `node i` for the `i`-th tree node from the chunk's entry, `i` up to the table's depth
-    /// (the share of lookups whose walk is that long: a lane entered at its leaf reads one
-    /// node), then `fallback` (the /48 cells' stage). The sum is
+    /// The lines a staged lookup of `addr` reads: its staged entry, its sub-table entry in a
+    /// split chunk, and the walk from the entry node when neither answered.
+    fn staged_lines_touched(&self, staged: &Staged, addr: A) -> Touched {
+        let coarse = addr.coarse();
+        let split = staged.entries[chunk_of::<A>(coarse)] & (ANSWERED | SPLIT) == SPLIT;
+        let walked = staged.entry(coarse) & ANSWERED == 0;
+        let walk = if walked {
+            self.lines_touched(addr)
+        } else {
+            Touched::default()
+        };
+        Touched {
+            staged: true,
+            sub: usize::from(split),
+            ..walk
+        }
+    }
+
+    /// The lines each lookup of `addrs` reads in a batch of raw next hops (module docs).
+    fn batch_lines_touched<'a>(&'a self, addrs: &'a [A]) -> impl Iterator<Item = Touched> + 'a {
+        let staged = self
+            .staged
+            .as_ref()
+            .filter(|_| matches!(self.dispatch, Dispatch::Avx512(_)));
+        let full = addrs.len() / BLOCK * BLOCK;
+        let (blocks, tail) = addrs.split_at(if staged.is_some() { full } else { 0 });
+        blocks
+            .chunks(BLOCK)
+            .flat_map(move |block| {
+                let staged = staged.filter(|s| {
+                    let sample = block.iter().step_by(BLOCK / SAMPLES);
+                    worth_staging(
+                        sample
+                            .filter(|a| s.entry(a.coarse()) & ANSWERED != 0)
+                            .count(),
+                    )
+                });
+                block.iter().map(move |&a| match staged {
+                    Some(s) => self.staged_lines_touched(s, a),
+                    None => self.lines_touched(a),
+                })
+            })
+            .chain(tail.iter().map(|&a| self.lines_touched(a)))
+    }
+
+    /// Average lines per lookup of `addrs` at each step of a batch: `direct` and `staged`
+    /// (the share of lookups whose first line is the direct-table entry or the staged entry:
+    /// they sum to 1), `sub-table` (staged lookups in split chunks), then `node i` for the
+    /// `i`-th tree node from the chunk's entry, `i` up to the table's depth (the share of
+    /// lookups whose walk is that long: a lane entered at its leaf reads one node, a lane the
+    /// staged tables answer none), then `fallback` (the /48 cells' stage). The sum is
     /// [`Lookup::lines_per_lookup`](crate::engine::Lookup::lines_per_lookup). Empty for an
     /// empty slice.
     pub(crate) fn lines_per_step(&self, addrs: &[A]) -> Vec<(String, f64)> {
@@ -67,34 +127,39 @@ impl<A: Family> PlanB<A> {
         }
         // A walk reads at most `depth` nodes; a step no lookup reaches is reported as 0.
         let mut tree = vec![0usize; self.depth];
-        let mut fallback = 0;
-        for &a in addrs {
-            let t = self.lines_touched(a);
+        let (mut staged, mut sub, mut fallback) = (0, 0, 0);
+        for t in self.batch_lines_touched(addrs) {
             for level in &mut tree[..t.tree] {
                 *level += 1;
             }
+            staged += usize::from(t.staged);
+            sub += t.sub;
             fallback += t.fallback;
         }
         let n = addrs.len() as f64;
-        std::iter::once(("direct".to_string(), 1.0))
+        let share = |c: usize| c as f64 / n;
+        let first = [
+            ("direct".to_string(), share(addrs.len() - staged)),
+            ("staged".to_string(), share(staged)),
+            ("sub-table".to_string(), share(sub)),
+        ];
+        first
+            .into_iter()
             .chain(
                 tree.iter()
                     .enumerate()
-                    .map(|(i, &c)| (format!("node {}", i + 1), c as f64 / n)),
+                    .map(|(i, &c)| (format!("node {}", i + 1), share(c))),
             )
-            .chain(std::iter::once((
-                "fallback".to_string(),
-                fallback as f64 / n,
-            )))
+            .chain(std::iter::once(("fallback".to_string(), share(fallback))))
             .collect()
     }
 
-    /// Average of [`Touched::total`] over `addrs` (`None` when empty).
+    /// Average of [`Touched::total`] over `addrs` in a batch (`None` when empty).
     pub(crate) fn average_lines(&self, addrs: &[A]) -> Option<f64> {
         if addrs.is_empty() {
             return None;
         }
-        let sum: usize = addrs.iter().map(|&a| self.lines_touched(a).total()).sum();
+        let sum: usize = self.batch_lines_touched(addrs).map(|t| t.total()).sum();
         Some(sum as f64 / addrs.len() as f64)
     }
 }
@@ -134,15 +199,17 @@ mod tests {
         let addrs = [plain, 0x3000 << 112, (0x2a00_0db8 << 96) | (7 << 64)];
         let avg = p.lines_per_lookup(&addrs).unwrap();
         let steps = p.lines_by_step(&addrs);
-        assert_eq!(steps.len(), 1 + p.depth + 1);
-        assert_eq!(steps[0], ("direct".to_string(), 1.0));
-        assert_eq!(steps[1].0, "node 1");
-        assert_eq!(steps[p.depth + 1].0, "fallback");
+        assert_eq!(steps.len(), 3 + p.depth + 1);
+        assert_eq!(steps[0], ("direct".to_string(), 1.0), "too few to stage");
+        assert_eq!(steps[1], ("staged".to_string(), 0.0));
+        assert_eq!(steps[2], ("sub-table".to_string(), 0.0));
+        assert_eq!(steps[3].0, "node 1");
+        assert_eq!(steps[p.depth + 3].0, "fallback");
         // Each address reads every node of the walk; one of the three also its cell's lines.
-        for (_, lines) in &steps[1..=p.depth] {
+        for (_, lines) in &steps[3..p.depth + 3] {
             assert_eq!(*lines, 1.0);
         }
-        assert_eq!(steps[p.depth + 1].1, cell.fallback as f64 / 3.0);
+        assert_eq!(steps[p.depth + 3].1, cell.fallback as f64 / 3.0);
         assert!((steps.iter().map(|s| s.1).sum::<f64>() - avg).abs() < 1e-12);
         assert!(p.lines_by_step(&[]).is_empty());
         assert_eq!(p.lines_per_lookup(&[]), None);

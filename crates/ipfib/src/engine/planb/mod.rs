@@ -87,9 +87,10 @@ pub struct PlanB<A: Family> {
     /// emptied without a pass over the 2^16 chunks.
     users: Vec<u32>,
     dispatch: search::Dispatch,
-    /// The direct table with the chunks it answers alone marked, for the staged batch
-    /// (`staged`); `None` where that batch does not run (IPv4, several segments).
-    staged: Option<Box<[u32]>>,
+    /// The direct table with the chunks it answers alone marked, and sub-tables for chunks
+    /// mostly answered a few bits further down, for the staged batch (`staged`); `None` where
+    /// that batch does not run (IPv4, several segments).
+    staged: Option<staged::Staged>,
 }
 
 /// The arrays the builder hands over.
@@ -154,7 +155,7 @@ impl<A: Family> PlanB<A> {
         if let Err(e) = validate::check(&planb) {
             panic!("the builder made an invalid structure: {e}");
         }
-        planb.staged = staged::entries(&planb);
+        planb.staged = staged::Staged::of(&planb);
         Ok(planb)
     }
 
@@ -226,9 +227,9 @@ impl<A: Family> PlanB<A> {
             .sum()
     }
 
-    /// Bytes of the staged direct table (`staged`), if the table has one.
+    /// Bytes of the staged tables (`staged`), if the table has them.
     fn staged_bytes(&self) -> usize {
-        self.staged.as_deref().map_or(0, std::mem::size_of_val)
+        self.staged.as_ref().map_or(0, staged::Staged::bytes)
     }
 
     fn fallback_bytes(&self) -> usize {
@@ -348,6 +349,10 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             Detail::bytes("line_bytes", self.line_bytes()),
             Detail::bytes("fallback_bytes", self.fallback_bytes()),
             Detail::bytes("staged_bytes", self.staged_bytes()),
+            Detail::count(
+                "staged_split_chunks",
+                self.staged.as_ref().map_or(0, staged::Staged::split_chunks),
+            ),
         ]);
         details
     }

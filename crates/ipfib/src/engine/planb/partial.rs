@@ -128,40 +128,48 @@ fn touched<A: Family>(changed: &[Prefix<A>]) -> Option<Vec<usize>> {
 
 impl<A: Family> PlanB<A> {
     /// The step function of `chunk` as this table answers it, its fallback cells copied into
-    /// `fallback` (leaves are read in order: a tree's leaves are contiguous, and each leaf's
-    /// first answer repeats the previous leaf's last).
+    /// `fallback`.
     fn steps(&self, chunk: usize, fallback: &mut Fallback<A>) -> Steps {
-        let (seg, _, first, last) = self.span(chunk);
+        let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
         let segment = &self.segments[seg];
-        let lines = &segment.lines;
         let base = (chunk as u64) << (A::COARSE_BITS - DIRECT_BITS);
         let mut steps = Steps {
-            starts: vec![base],
+            starts: Vec::new(),
             answers: Vec::new(),
         };
         let mut cells = HashMap::new();
-        for (i, leaf) in lines[first..=last].iter().enumerate() {
-            let keys = A::Key::keys_in(leaf, A::Key::leaf_keys(self.narrow));
-            for r in usize::from(i > 0)..=keys {
-                if r > 0 {
-                    steps
-                        .starts
-                        .push(base + A::Key::to_low(A::Key::key_at(leaf, r - 1)) + 1);
-                }
-                steps
-                    .answers
-                    .push(match A::Key::decode_in(leaf, r as u32, self.narrow) {
-                        Decoded::Hop(h) => Answer::Route(h),
-                        Decoded::NoRoute => Answer::NoRoute,
-                        Decoded::Cell(c) => Answer::Cell(
-                            *cells
-                                .entry(c)
-                                .or_insert_with(|| fallback.copy_cell(&segment.fallback, c)),
-                        ),
-                    });
-            }
+        for (start, decoded) in self.ranges(chunk) {
+            steps.starts.push(base + start);
+            steps.answers.push(match decoded {
+                Decoded::Hop(h) => Answer::Route(h),
+                Decoded::NoRoute => Answer::NoRoute,
+                Decoded::Cell(c) => Answer::Cell(
+                    *cells
+                        .entry(c)
+                        .or_insert_with(|| fallback.copy_cell(&segment.fallback, c)),
+                ),
+            });
         }
         steps
+    }
+
+    /// `chunk`'s ranges as this table answers them, in order: each one's start relative to
+    /// the chunk's first coarse cell (the first starts at 0) and its answer. Read from the
+    /// chunk's leaves, which are contiguous; each leaf's first answer repeats the previous
+    /// leaf's last, so it is skipped.
+    pub(super) fn ranges(&self, chunk: usize) -> impl Iterator<Item = (u64, Decoded)> + '_ {
+        let (seg, _, first, last) = self.span(chunk);
+        let leaves = &self.segments[seg].lines[first..=last];
+        let slots = A::Key::leaf_keys(self.narrow);
+        leaves.iter().enumerate().flat_map(move |(i, leaf)| {
+            (usize::from(i > 0)..=A::Key::keys_in(leaf, slots)).map(move |r| {
+                let start = match r {
+                    0 => 0,
+                    r => A::Key::to_low(A::Key::key_at(leaf, r - 1)) + 1,
+                };
+                (start, A::Key::decode_in(leaf, r as u32, self.narrow))
+            })
+        })
     }
 
     /// `chunk`'s boundaries and answers after `changes` (prefixes overlapping it): this

@@ -185,7 +185,7 @@ impl<A: Family> PlanB<A> {
             staged: None,
         };
         super::validate::check(&planb)?;
-        planb.staged = super::staged::entries(&planb);
+        planb.staged = super::staged::Staged::of(&planb);
         Ok(planb)
     }
 }

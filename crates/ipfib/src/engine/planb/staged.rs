@@ -9,12 +9,22 @@
 //! once into "answered" lanes, written at once, and "walk" lanes, packed and walked by the
 //! usual pipeline.
 //!
-//! The staged batch reads [`entries`]: a copy of the direct table in which each answered
-//! chunk's entry is replaced by its answer ([`ANSWERED`], [`ANSWERED_MISS`] and a 30-bit
-//! hop), so one gather gives a lane either its answer or its entry node. It exists only where
-//! the staged walk runs: IPv6 tables of depth 3 or more (no [`LEAF_ENTRY`] marks, whose bit it
-//! reuses) in one segment (static tables, and live tables after compaction; between
+//! The staged batch reads a [`Staged`] table: a copy of the direct table in which each
+//! answered chunk's entry is replaced by its answer ([`ANSWERED`], [`ANSWERED_MISS`] and a
+//! 30-bit hop), so one gather gives a lane either its answer or its entry node. It exists only
+//! where the staged walk runs: IPv6 tables of depth 3 or more (no [`LEAF_ENTRY`] marks, whose
+//! bit it reuses) in one segment (static tables, and live tables after compaction; between
 //! compactions a live table takes the uniform walk).
+//!
+//! Chunks a single answer does not cover can still be mostly answered a few bits further
+//! down: in dfz10's uniform trace 29 % of the addresses are in one-answer /16 chunks, but 60 %
+//! in one-answer /24 blocks and 99 % in /32 blocks (allocations are /19 to /32). So some
+//! chunks get a *sub-table* ([`SPLIT`]): `2^b` entries for the blocks of the next `b` bits
+//! (`b` chosen per chunk), each an answer or the chunk's entry node, read with a second
+//! gather. Which chunks, and how wide, is chosen greedily by the routed address space a byte
+//! of sub-table answers, within [`sub_budget`]: traffic spread over the announced space is
+//! what a uniform-depth walk serves worst, and matched traffic, whose lookups end in small
+//! prefixes, is not answered by either table and takes the walk as before.
 //!
 //! [`LEAF_ENTRY`]: super::layout::LEAF_ENTRY
 
@@ -27,12 +37,26 @@ use crate::addr::{AddressInput, InputLayout};
 use crate::engine::Backend;
 use crate::route_table::NextHop;
 
-/// Marks an entry of [`entries`] that is an answer, not an entry node.
+/// Marks an entry of [`Staged`] that is an answer, not an entry node.
 pub const ANSWERED: u32 = 1 << 31;
 /// In an answered entry: the chunk has no route.
 pub const ANSWERED_MISS: u32 = 1 << 30;
 /// In an answered entry: the next hop.
 pub const ANSWERED_HOP: u32 = ANSWERED_MISS - 1;
+/// Marks a direct entry of [`Staged`] (without [`ANSWERED`]) whose chunk has a sub-table:
+/// its low [`SUB_SHIFT_AT`] bits are the sub-table's first index, the next five the shift
+/// that turns a lane's key (the 32 address bits below the chunk's) into its index there.
+/// Entry nodes are below 2^30 ([`Staged::of`] declines larger tables), so the bit is free.
+pub const SPLIT: u32 = 1 << 30;
+/// Where a split entry's shift starts; the bits below hold its sub-table's first index.
+pub const SUB_SHIFT_AT: u32 = 22;
+/// The sub-table's first index in a split entry.
+pub const SUB_BASE: u32 = (1 << SUB_SHIFT_AT) - 1;
+/// Bits of a key: the coarse address bits below the chunk's (IPv6's 48 less 16).
+const KEY_BITS: u32 = 32;
+/// Address bits below the chunk's that a sub-table may resolve: 2^14 entries (64 KiB) at
+/// most, one chunk's whole budget.
+const SUB_WIDTHS: std::ops::RangeInclusive<u32> = 2..=14;
 
 /// Addresses a staging decision covers: the batch samples each block and stages it only when
 /// enough of its lanes end in the direct table (see [`worth_staging`]).
@@ -43,34 +67,94 @@ pub const BLOCK: usize = 1024;
 /// block cost the matched trace 4–8 % (in-process A/B on dfz10), 8 nothing measurable.
 pub const SAMPLES: usize = 8;
 
-/// Whether a block whose sample holds `answered` lanes that end in the direct table is worth
-/// staging: one in eight or more. Measured on dfz10 (in-process A/B, 2 M addresses): staging
-/// every block costs 0.82× on the matched trace (no lane answered), is about even on the
-/// uniform trace (29 % answered) and gains 2.1–2.6× where nearly all are (the space trace,
-/// ris-all's uniform trace). The bar is low so that the uniform trace's blocks do not flip
-/// between the two walks: at a quarter they did, and the short runs cost 0.90×.
+/// Whether a block whose sample holds `answered` lanes that the staged tables answer is worth
+/// staging: three in eight or more. Staging every block costs 0.82× on dfz10's matched trace
+/// (no lane answered) and breaks even near 30 % answered (dfz10's uniform trace before
+/// sub-tables: in-process A/B, 2 M addresses). With sub-tables a matched trace has lanes
+/// answered too (about one in ten: addresses in /32s that hold no longer prefix), and at a
+/// bar of one in eight most of its blocks were staged, at 0.94× (alternating processes); three
+/// in eight leaves them on the uniform walk while the uniform trace's blocks (65 % answered)
+/// nearly all stage. Near the bar either walk costs about the same, so blocks that flip
+/// between them cost little.
 #[inline(always)]
 pub fn worth_staging(answered: usize) -> bool {
-    answered * 8 >= SAMPLES
+    answered * 8 >= 3 * SAMPLES
 }
 
-/// The staged direct table of `t`, or `None` where the staged walk does not run (see the
-/// module docs; also on CPUs without AVX-512, and for tables of 2^30 lines or more, whose
-/// entries could not be told from answers). Chunks with the same entry node have the same
-/// answer: the test in [`answer_of`] walks the same two keys (the first and the last of a
-/// chunk) from that node. So each distinct entry is walked once, and runs of equal entries
-/// (the empty chunks of a real table, mostly contiguous) skip the map too: 65,536 map lookups
-/// alone cost a small table's build ~3 ms (`builder.rs`).
-pub fn entries<A: Family>(t: &PlanB<A>) -> Option<Box<[u32]>> {
-    let staged = A::STAGED && Backend::Avx512.is_available();
-    let lines = t.segments.iter().map(|s| s.lines.len()).sum::<usize>();
-    if !staged || t.depth < 3 || t.segments.len() != 1 || lines > ANSWERED_MISS as usize {
-        return None;
+/// Bytes of sub-tables a table of `line_bytes` of trees may have: an eighth of its trees, and
+/// 64 KiB at most. On dfz10 (1 MiB of lines) that answers 65 % of the uniform trace in the
+/// staged tables against 29 % without sub-tables, and 128 or 256 KiB would add only 2 and 4
+/// points more (`examples/staged_model.rs`, a model over that trace).
+pub fn sub_budget(line_bytes: usize) -> usize {
+    (line_bytes / 8).min(64 << 10)
+}
+
+/// The tables the staged batch reads: the direct table with answers ([`ANSWERED`]) and split
+/// entries ([`SPLIT`]), and the sub-tables split entries name.
+#[derive(Clone, Debug)]
+pub struct Staged {
+    /// One entry per chunk: an answer, an entry node, or a split entry.
+    pub entries: Box<[u32]>,
+    /// Every split chunk's sub-table, one after another: answers or the chunk's entry node.
+    pub sub: Box<[u32]>,
+}
+
+impl Staged {
+    /// The staged tables of `t`, or `None` where the staged walk does not run (see the module
+    /// docs; also on CPUs without AVX-512, and for tables of 2^30 lines or more, whose
+    /// entries could not be told from answers and split entries).
+    pub fn of<A: Family>(t: &PlanB<A>) -> Option<Staged> {
+        let staged = A::STAGED && Backend::Avx512.is_available();
+        let lines = t.segments.iter().map(|s| s.lines.len()).sum::<usize>();
+        let ipv6_keys = A::COARSE_BITS - DIRECT_BITS == KEY_BITS;
+        if !staged || !ipv6_keys || t.depth < 3 || t.segments.len() != 1 {
+            return None;
+        }
+        if lines > ANSWERED_MISS as usize {
+            return None;
+        }
+        let mut entries = answered_entries(t);
+        let sub = split(t, &mut entries, sub_budget(t.line_bytes()) / 4);
+        Some(Staged { entries, sub })
     }
+
+    /// The entry a lane with coarse address `coarse` reads: its chunk's, or its block's in the
+    /// chunk's sub-table.
+    pub fn entry(&self, coarse: u64) -> u32 {
+        let chunk = (coarse >> KEY_BITS) as usize;
+        let entry = self.entries[chunk];
+        if entry & (ANSWERED | SPLIT) != SPLIT {
+            return entry;
+        }
+        let key = coarse as u32;
+        let shift = (entry >> SUB_SHIFT_AT) & 31;
+        self.sub[(entry & SUB_BASE) as usize + (key >> shift) as usize]
+    }
+
+    /// Bytes of both tables.
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.entries) + std::mem::size_of_val(&*self.sub)
+    }
+
+    /// Chunks with a sub-table.
+    pub fn split_chunks(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|&&e| e & (ANSWERED | SPLIT) == SPLIT)
+            .count()
+    }
+}
+
+/// The direct table of `t` with every chunk one answer covers replaced by that answer. Chunks
+/// with the same entry node have the same answer: the test in [`answer_of`] walks the same two
+/// keys (the first and the last of a chunk) from that node. So each distinct entry is walked
+/// once, and runs of equal entries (the empty chunks of a real table, mostly contiguous) skip
+/// the map too: 65,536 map lookups alone cost a small table's build ~3 ms (`builder.rs`).
+fn answered_entries<A: Family>(t: &PlanB<A>) -> Box<[u32]> {
     let mut seen: HashMap<u32, u32> = HashMap::new();
     let mut last: Option<(u32, u32)> = None;
     let low_bits = A::COARSE_BITS - DIRECT_BITS;
-    let entries = (0..1u64 << DIRECT_BITS)
+    (0..1u64 << DIRECT_BITS)
         .map(|chunk| {
             let entry = t.direct[chunk as usize];
             match last {
@@ -84,8 +168,7 @@ pub fn entries<A: Family>(t: &PlanB<A>) -> Option<Box<[u32]>> {
                 }
             }
         })
-        .collect();
-    Some(entries)
+        .collect()
 }
 
 /// The answered entry for the chunk starting at coarse cell `first`, if the whole chunk has
@@ -99,11 +182,118 @@ fn answer_of<A: Family>(t: &PlanB<A>, first: u64) -> Option<u32> {
         return None;
     }
     let line = &t.segments[0].lines[leaf as usize];
-    match A::Key::decode_in(line, rank, t.narrow) {
+    answered(A::Key::decode_in(line, rank, t.narrow))
+}
+
+/// A leaf answer as an answered entry, if one holds it (not a fallback cell, nor a hop wider
+/// than [`ANSWERED_HOP`]).
+fn answered(decoded: Decoded) -> Option<u32> {
+    match decoded {
         Decoded::Cell(_) => None,
         Decoded::NoRoute => Some(ANSWERED | ANSWERED_MISS),
         Decoded::Hop(hop) => (hop <= ANSWERED_HOP).then_some(ANSWERED | hop),
     }
+}
+
+/// A chunk a sub-table could serve: its ranges (chunk-relative starts, answered entries or
+/// `None`), and per width in [`SUB_WIDTHS`] the routed address space (in coarse cells) of its
+/// blocks that one answer covers.
+struct Candidate {
+    chunk: usize,
+    ranges: Vec<(u64, Option<u32>)>,
+    routed: Vec<u64>,
+}
+
+impl Candidate {
+    fn new<A: Family>(t: &PlanB<A>, chunk: usize) -> Candidate {
+        let ranges: Vec<(u64, Option<u32>)> =
+            t.ranges(chunk).map(|(at, d)| (at, answered(d))).collect();
+        let mut candidate = Candidate {
+            chunk,
+            ranges,
+            routed: Vec::new(),
+        };
+        candidate.routed = SUB_WIDTHS
+            .map(|b| {
+                let mut routed = 0;
+                candidate.each_answered_run(b, |blocks, entry| {
+                    if entry & ANSWERED_MISS == 0 {
+                        routed += (blocks.end - blocks.start) << (KEY_BITS - b);
+                    }
+                });
+                routed
+            })
+            .collect();
+        candidate
+    }
+
+    /// Calls `f` with each run of width-`b` blocks that lies inside one answerable range, and
+    /// that range's answered entry.
+    fn each_answered_run(&self, b: u32, mut f: impl FnMut(std::ops::Range<u64>, u32)) {
+        let shift = KEY_BITS - b;
+        for (i, &(start, entry)) in self.ranges.iter().enumerate() {
+            let end = self.ranges.get(i + 1).map_or(1 << KEY_BITS, |r| r.0);
+            let first = (start + (1 << shift) - 1) >> shift;
+            let stop = end >> shift;
+            if let Some(entry) = entry.filter(|_| stop > first) {
+                f(first..stop, entry);
+            }
+        }
+    }
+
+    /// The routed space answered at width index `w` of [`SUB_WIDTHS`] (`None`: no sub-table).
+    fn routed_at(&self, w: Option<usize>) -> u64 {
+        w.map_or(0, |w| self.routed[w])
+    }
+}
+
+/// Entries a sub-table of width index `w` takes.
+fn sub_entries(w: Option<usize>) -> usize {
+    w.map_or(0, |w| 1 << (SUB_WIDTHS.start() + w as u32))
+}
+
+/// Gives chunks of `entries` that are walked sub-tables, within `budget` entries: greedily,
+/// the widening (a chunk's first sub-table, or a wider one) that answers the most routed
+/// space per added entry, until none fits. Returns the sub-tables; `entries` gets the split
+/// entries.
+fn split<A: Family>(t: &PlanB<A>, entries: &mut [u32], budget: usize) -> Box<[u32]> {
+    let candidates: Vec<Candidate> = (0..entries.len())
+        .filter(|&c| entries[c] & ANSWERED == 0 && t.ranges(c).nth(1).is_some())
+        .map(|c| Candidate::new(t, c))
+        .collect();
+    let mut width: Vec<Option<usize>> = vec![None; candidates.len()];
+    let mut used = 0;
+    loop {
+        let mut best: Option<(f64, usize, usize)> = None;
+        for (i, c) in candidates.iter().enumerate() {
+            let (now, have) = (width[i], c.routed_at(width[i]));
+            for w in now.map_or(0, |w| w + 1)..c.routed.len() {
+                let added = sub_entries(Some(w)) - sub_entries(now);
+                if c.routed[w] <= have || used + added > budget {
+                    continue;
+                }
+                let gain = (c.routed[w] - have) as f64 / added as f64;
+                if best.is_none_or(|(g, _, _)| gain > g) {
+                    best = Some((gain, i, w));
+                }
+            }
+        }
+        let Some((_, i, w)) = best else { break };
+        used += sub_entries(Some(w)) - sub_entries(width[i]);
+        width[i] = Some(w);
+    }
+    let mut sub = Vec::with_capacity(used);
+    for (c, w) in candidates.iter().zip(width) {
+        let Some(w) = w else { continue };
+        let b = SUB_WIDTHS.start() + w as u32;
+        let base = sub.len();
+        sub.resize(base + (1 << b), t.direct[c.chunk]);
+        c.each_answered_run(b, |blocks, entry| {
+            sub[base + blocks.start as usize..base + blocks.end as usize].fill(entry);
+        });
+        entries[c.chunk] = SPLIT | ((KEY_BITS - b) << SUB_SHIFT_AT) | base as u32;
+    }
+    sub.into_boxed_slice()
 }
 
 /// The staged batch of `addrs` into `out`, if `t` has a staged direct table, its backend a
@@ -117,7 +307,7 @@ pub fn batch<I: AddressInput<u128>>(
     out: &mut [NextHop],
     miss: NextHop,
 ) -> bool {
-    let Some(entries) = t.staged.as_deref() else {
+    let Some(staged) = t.staged.as_ref() else {
         return false;
     };
     let super::search::Dispatch::Avx512(token) = t.dispatch else {
@@ -128,13 +318,13 @@ pub fn batch<I: AddressInput<u128>>(
     }
     use super::walk::x86::staged_avx512;
     // SAFETY: the token proves the CPU features; `t` satisfies the structure invariants and
-    // has a staged table only when it has one segment and depth 3 or more ([`entries`]),
-    // whose table `entries` is; the layout says what `I` is; positions fit 32 bits.
+    // has staged tables only when it has one segment and depth 3 or more ([`Staged::of`]),
+    // and `staged` are its tables; the layout says what `I` is; positions fit 32 bits.
     unsafe {
         match I::LAYOUT {
-            InputLayout::Native => staged_avx512::<I, false>(t, token, entries, addrs, out, miss),
+            InputLayout::Native => staged_avx512::<I, false>(t, token, staged, addrs, out, miss),
             InputLayout::NetworkOrder => {
-                staged_avx512::<I, true>(t, token, entries, addrs, out, miss)
+                staged_avx512::<I, true>(t, token, staged, addrs, out, miss)
             }
             _ => return false,
         }
@@ -214,23 +404,61 @@ mod tests {
         let planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
         assert_eq!(planb.narrow, !wide);
         assert!(planb.depth >= 3, "deep enough to stage");
-        let entries = planb.staged.as_deref().expect("a staged table");
-        let mut answered = 0;
-        for (chunk, &entry) in entries.iter().enumerate() {
+        let staged = planb.staged.as_ref().expect("staged tables");
+        // An answered entry is what every address of its range gets, checked at its first,
+        // its middle and its last address; a walk entry is the chunk's direct entry.
+        let check = |entry: u32, first: u128, last: u128, chunk: usize| {
             if entry & ANSWERED == 0 {
                 assert_eq!(
                     entry, planb.direct[chunk],
                     "a walk entry is the direct entry"
                 );
-                continue;
+                return false;
             }
-            answered += 1;
             let want = (entry & ANSWERED_MISS == 0).then_some(entry & ANSWERED_HOP);
-            for addr in chunk_range(chunk as u128) {
+            for addr in [first, first + (last - first) / 2, last] {
                 assert_eq!(intervals.lookup(addr), want, "{addr:#x}");
             }
+            true
+        };
+        let (mut answered, mut sub_used) = (0, 0);
+        for (chunk, &entry) in staged.entries.iter().enumerate() {
+            let [first, _, last] = chunk_range(chunk as u128);
+            if entry & (ANSWERED | SPLIT) != SPLIT {
+                answered += usize::from(check(entry, first, last, chunk));
+                continue;
+            }
+            let shift = (entry >> SUB_SHIFT_AT) & 31;
+            let base = (entry & SUB_BASE) as usize;
+            let blocks = 1usize << (KEY_BITS - shift);
+            assert!(
+                SUB_WIDTHS.contains(&(KEY_BITS - shift)),
+                "{chunk:#x}: width"
+            );
+            sub_used += blocks;
+            let sub = &staged.sub[base..base + blocks];
+            let block_bits = shift + 80;
+            let mut sub_answered = 0;
+            for (i, &e) in sub.iter().enumerate() {
+                let first = first | ((i as u128) << block_bits);
+                let last = first | ((1u128 << block_bits) - 1);
+                sub_answered += usize::from(check(e, first, last, chunk));
+                // The lookup path reads the same entry.
+                assert_eq!(staged.entry((first >> 80) as u64), e);
+                assert_eq!(staged.entry((last >> 80) as u64), e);
+            }
+            assert!(
+                sub_answered > 0,
+                "{chunk:#x}: a sub-table answers some block"
+            );
         }
-        let is_answered = |chunk: usize| entries[chunk] & ANSWERED != 0;
+        assert_eq!(sub_used, staged.sub.len(), "sub-tables do not overlap");
+        assert!(
+            staged.sub.len() * 4 <= sub_budget(planb.line_bytes()),
+            "within the budget"
+        );
+        let is_answered = |chunk: usize| staged.entries[chunk] & ANSWERED != 0;
+        let is_split = |chunk: usize| staged.entries[chunk] & (ANSWERED | SPLIT) == SPLIT;
         // One route, no route, a covering /4: answered. Boundaries inside (a /20, a /64, the
         // deep chunk, the /128 at the top), or a hop wider than 30 bits: walked.
         for chunk in [0x2002, 0x0001, 0x2fff, 0xfffe] {
@@ -239,6 +467,9 @@ mod tests {
         for chunk in [0x2001, 0x2004, 0x2005, 0xffff] {
             assert!(!is_answered(chunk), "{chunk:#x} walked");
         }
+        // The deep chunk's boundaries are all in 2001:db8::/32: the /4 answers the rest of
+        // it, the most routed space a sub-table can answer here.
+        assert!(is_split(0x2001), "the deep chunk has a sub-table");
         assert_eq!(
             is_answered(0x2003),
             !wide,
@@ -248,6 +479,100 @@ mod tests {
             answered > 60_000,
             "most chunks are empty or covered: {answered}"
         );
+    }
+
+    #[test]
+    fn lines_model_follows_the_staged_batch() {
+        if !Backend::Avx512.is_available() {
+            eprintln!("skipped: staged tables are made only where AVX-512 runs them");
+            return;
+        }
+        let planb =
+            PlanB::build(&table(false), &BuildOptions::with_backend(Backend::Avx512)).unwrap();
+        let staged = planb.staged.as_ref().unwrap();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        // Random addresses (nearly all in answered chunks) and addresses in 2001::/16, where
+        // the sub-table answers most and the rest walk.
+        let addrs: Vec<u128> = (0..4 * BLOCK)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let a = (u128::from(state) << 64) | u128::from(state.rotate_left(29));
+                if i < 2 * BLOCK {
+                    a
+                } else {
+                    (0x2001u128 << 112) | (a >> 16)
+                }
+            })
+            .collect();
+        // Every block stages: one staged entry each, a sub-table entry in a split chunk, and
+        // the walk only when neither answers.
+        let expected: usize = addrs
+            .iter()
+            .map(|&a| {
+                let coarse = (a >> 80) as u64;
+                let split = staged.entries[(coarse >> 32) as usize] & (ANSWERED | SPLIT) == SPLIT;
+                let walk = match staged.entry(coarse) & ANSWERED {
+                    0 => planb.lines_touched(a).total() - 1,
+                    _ => 0,
+                };
+                1 + usize::from(split) + walk
+            })
+            .sum();
+        let average = planb.lines_per_lookup(&addrs).unwrap();
+        assert!((average - expected as f64 / addrs.len() as f64).abs() < 1e-9);
+        let steps = planb.lines_by_step(&addrs);
+        assert_eq!(steps[0], ("direct".to_string(), 0.0));
+        assert_eq!(steps[1], ("staged".to_string(), 1.0));
+        assert!(
+            steps[2].1 > 0.4,
+            "half the addresses are in a split chunk: {steps:?}"
+        );
+        assert!(
+            average < 2.0,
+            "most lookups end in the staged tables: {average}"
+        );
+        // Shorter than a block: not staged, the uniform walk's lines.
+        let short = &addrs[..BLOCK - 1];
+        let steps = planb.lines_by_step(short);
+        assert_eq!(steps[0], ("direct".to_string(), 1.0));
+        let walked: usize = short.iter().map(|&a| planb.lines_touched(a).total()).sum();
+        assert_eq!(
+            planb.lines_per_lookup(short),
+            Some(walked as f64 / short.len() as f64)
+        );
+        // Another backend never stages.
+        let mut avx2 = planb.clone();
+        if avx2.set_backend(Backend::Avx2).is_ok() {
+            assert_eq!(avx2.lines_by_step(&addrs)[0], ("direct".to_string(), 1.0));
+        }
+    }
+
+    #[test]
+    fn sub_tables_stay_within_their_budget() {
+        if !Backend::Avx512.is_available() {
+            eprintln!("skipped: staged tables are made only where AVX-512 runs them");
+            return;
+        }
+        let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
+        let direct = answered_entries(&planb);
+        for budget in [0, 3, 4, 16, 100, 1 << 12] {
+            let mut entries = direct.clone();
+            let sub = split(&planb, &mut entries, budget);
+            assert!(sub.len() <= budget, "{} entries over {budget}", sub.len());
+            let splits = entries
+                .iter()
+                .filter(|&&e| e & (ANSWERED | SPLIT) == SPLIT)
+                .count();
+            assert_eq!(splits == 0, budget < 4, "budget {budget}: {splits} splits");
+            for (e, d) in entries.iter().zip(direct.iter()) {
+                assert!(
+                    e == d || e & (ANSWERED | SPLIT) == SPLIT,
+                    "only splits change"
+                );
+            }
+        }
     }
 
     #[test]
@@ -317,18 +642,24 @@ mod tests {
         };
         let mut random = || (u128::from(next()) << 64) | u128::from(next());
         let spread: Vec<u128> = (0..4 * BLOCK).map(|_| random()).collect();
+        // In the dense part of 2001:db8::/32 and in the fallback cell: walked.
         let deep: Vec<u128> = (0..3 * BLOCK)
             .map(|i| match i % 3 {
-                0 => (0x2001_0db8u128 << 96) | (random() >> 32),
+                0 => (0x2001_0db8u128 << 96) | (random() >> 34),
                 1 => (0x2005_0001_0002u128 << 80) | (random() >> 48),
-                _ => (0x2001u128 << 112) | (random() >> 16),
+                _ => (0x2001_0db8_1000u128 << 80) | (random() >> 56),
             })
             .collect();
+        // Anywhere in 2001::/16: most answered by its sub-table, a few walked.
+        let split_chunk: Vec<u128> = (0..3 * BLOCK)
+            .map(|_| (0x2001u128 << 112) | (random() >> 16))
+            .collect();
+        let staged = planb.staged.as_ref().unwrap();
         let staged_block = |block: &[u128]| {
             let answered = block
                 .iter()
                 .step_by(BLOCK / SAMPLES)
-                .filter(|&&a| planb.staged.as_deref().unwrap()[(a >> 112) as usize] & ANSWERED != 0)
+                .filter(|&&a| staged.entry((a >> 80) as u64) & ANSWERED != 0)
                 .count();
             worth_staging(answered)
         };
@@ -345,17 +676,34 @@ mod tests {
         );
         assert!(staged_block(&halves[..BLOCK]), "half of them too");
         assert!(!staged_block(&deep[..BLOCK]), "the deep chunk is not");
+        assert!(
+            staged_block(&split_chunk[..BLOCK]),
+            "a chunk its sub-table mostly answers is"
+        );
+        assert!(
+            split_chunk
+                .iter()
+                .any(|&a| staged.entry((a >> 80) as u64) & ANSWERED == 0),
+            "and some of its lanes walk"
+        );
         let mixed: Vec<u128> = [
             &spread[..BLOCK],
             &deep[..2 * BLOCK],
             &halves[..],
+            &split_chunk[..],
             &spread[BLOCK..],
         ]
         .concat()
         .into_iter()
         .chain(chunk_range(0x2002).into_iter().chain([u128::MAX, 0]))
         .collect();
-        for addrs in [&mixed[..], &spread[..], &deep[..], &halves[..]] {
+        for addrs in [
+            &mixed[..],
+            &spread[..],
+            &deep[..],
+            &halves[..],
+            &split_chunk[..],
+        ] {
             for (start, len) in [
                 (0, addrs.len()),
                 (3, 1023),

@@ -258,7 +258,7 @@ unsafe fn one_in<A: Family, S: Search, const M: bool, const N: bool>(
 impl<A: Family> PlanB<A> {
     /// The leaf and the position in it that a walk reaches for the first address of coarse
     /// cell `coarse`, in a table of one segment and depth 3 or more (what
-    /// [`super::staged::entries`] asks).
+    /// [`super::staged::Staged::of`] asks).
     pub(super) fn leaf_position(&self, s: Scalar, coarse: u64) -> (u32, u32) {
         let v = View::<A, Scalar, false, false>::new(self, s);
         let x = A::Key::from_coarse(coarse);
@@ -509,7 +509,8 @@ unsafe fn batch_in<
 pub mod x86 {
     use super::super::search::{avx2::Avx2, avx512::Avx512};
     use super::super::staged::{
-        worth_staging, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, SAMPLES,
+        worth_staging, Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, SAMPLES, SPLIT,
+        SUB_BASE, SUB_SHIFT_AT,
     };
     use super::*;
 
@@ -522,14 +523,14 @@ pub mod x86 {
     ///
     /// # Safety
     /// `t` satisfies the structure invariants, has one segment and depth 3 or more, and
-    /// `entries` is its staged direct table (the token proves the CPU features); `I` is a
+    /// `staged` are its staged tables (the token proves the CPU features); `I` is a
     /// `u128` (`SWAP` false) or its network-order bytes (`SWAP` true), and the batch is
     /// shorter than 2^32.
     #[target_feature(enable = "avx512f,avx512bw,popcnt")]
     pub unsafe fn staged_avx512<I: AddressInput<u128>, const SWAP: bool>(
         t: &PlanB<u128>,
         s: Avx512,
-        entries: &[u32],
+        staged: &Staged,
         addrs: &[I],
         out: &mut [NextHop],
         miss: NextHop,
@@ -537,14 +538,14 @@ pub mod x86 {
         // SAFETY: caller's contract; the depth passed is the table's own.
         unsafe {
             match (t.narrow, t.depth) {
-                (false, 3) => staged::<I, SWAP, false, 3>(t, s, entries, addrs, out, miss),
-                (false, 4) => staged::<I, SWAP, false, 4>(t, s, entries, addrs, out, miss),
-                (false, 5) => staged::<I, SWAP, false, 5>(t, s, entries, addrs, out, miss),
-                (false, 6) => staged::<I, SWAP, false, 6>(t, s, entries, addrs, out, miss),
-                (true, 3) => staged::<I, SWAP, true, 3>(t, s, entries, addrs, out, miss),
-                (true, 4) => staged::<I, SWAP, true, 4>(t, s, entries, addrs, out, miss),
-                (true, 5) => staged::<I, SWAP, true, 5>(t, s, entries, addrs, out, miss),
-                (true, 6) => staged::<I, SWAP, true, 6>(t, s, entries, addrs, out, miss),
+                (false, 3) => staged_walk::<I, SWAP, false, 3>(t, s, staged, addrs, out, miss),
+                (false, 4) => staged_walk::<I, SWAP, false, 4>(t, s, staged, addrs, out, miss),
+                (false, 5) => staged_walk::<I, SWAP, false, 5>(t, s, staged, addrs, out, miss),
+                (false, 6) => staged_walk::<I, SWAP, false, 6>(t, s, staged, addrs, out, miss),
+                (true, 3) => staged_walk::<I, SWAP, true, 3>(t, s, staged, addrs, out, miss),
+                (true, 4) => staged_walk::<I, SWAP, true, 4>(t, s, staged, addrs, out, miss),
+                (true, 5) => staged_walk::<I, SWAP, true, 5>(t, s, staged, addrs, out, miss),
+                (true, 6) => staged_walk::<I, SWAP, true, 6>(t, s, staged, addrs, out, miss),
                 _ => batch(t, s, addrs, out, miss),
             }
         }
@@ -555,10 +556,15 @@ pub mod x86 {
     /// # Safety
     /// As for [`staged_avx512`].
     #[inline(always)]
-    unsafe fn staged<I: AddressInput<u128>, const SWAP: bool, const N: bool, const DEPTH: usize>(
+    unsafe fn staged_walk<
+        I: AddressInput<u128>,
+        const SWAP: bool,
+        const N: bool,
+        const DEPTH: usize,
+    >(
         t: &PlanB<u128>,
         s: Avx512,
-        entries: &[u32],
+        staged: &Staged,
         addrs: &[I],
         out: &mut [NextHop],
         miss: NextHop,
@@ -574,8 +580,7 @@ pub mod x86 {
         let mut at = 0;
         while at + BLOCK <= n {
             let block = at..at + BLOCK;
-            // SAFETY: caller's contract (entries are the table's staged direct table).
-            if worth_staging(unsafe { sample(s, entries, &addrs[block.clone()]) }) {
+            if worth_staging(sample(staged, &addrs[block.clone()])) {
                 // SAFETY: caller's contract, as above; `DEPTH` is the table's depth.
                 unsafe {
                     batch_of_depth::<u128, I, Avx512, NextHop, false, N, DEPTH>(
@@ -585,7 +590,7 @@ pub mod x86 {
                         miss,
                     );
                     let packed = packed.get_or_insert_with(Packed::new);
-                    stage::<I, SWAP>(s, entries, addrs, at, out, miss, packed);
+                    stage::<I, SWAP>(s, staged, addrs, at, out, miss, packed);
                     walk_packed::<I, N, DEPTH>(v, packed, addrs, out, miss);
                 }
                 run = block.end;
@@ -603,21 +608,13 @@ pub mod x86 {
         };
     }
 
-    /// Lanes of a sample of `block` whose chunk the staged direct table answers.
-    ///
-    /// # Safety
-    /// `entries` has 2^16 entries.
+    /// Lanes of a sample of `block` that the staged tables answer.
     #[inline(always)]
-    unsafe fn sample<I: AddressInput<u128>>(s: Avx512, entries: &[u32], block: &[I]) -> usize {
+    fn sample<I: AddressInput<u128>>(staged: &Staged, block: &[I]) -> usize {
         block
             .iter()
             .step_by(BLOCK / SAMPLES)
-            .filter(|a| {
-                let chunk = chunk_of::<u128>(a.address().coarse());
-                // SAFETY: a chunk index is below 2^16 (caller's contract).
-                let entry = unsafe { *s.at(entries, chunk) };
-                entry & ANSWERED != 0
-            })
+            .filter(|a| staged.entry(a.address().coarse()) & ANSWERED != 0)
             .count()
     }
 
@@ -640,18 +637,19 @@ pub mod x86 {
         }
     }
 
-    /// Splits the block of [`BLOCK`] addresses at `start`: every lane's answer from `entries`
-    /// goes to `out` (walk lanes get theirs later), and the walk lanes are packed into `p`,
-    /// sixteen addresses per step: their top 64 bits gathered, chunk and key bits cut out,
-    /// the entries gathered, and the walk lanes compressed.
+    /// Splits the block of [`BLOCK`] addresses at `start`: every lane's answer from the staged
+    /// tables goes to `out` (walk lanes get theirs later), and the walk lanes are packed into
+    /// `p`, sixteen addresses per step: their top 64 bits gathered, chunk and key bits cut
+    /// out, the entries gathered (and, for lanes in split chunks, their sub-table entries),
+    /// and the walk lanes compressed.
     ///
     /// # Safety
-    /// `start + BLOCK <= addrs.len(), out.len()`, `entries` has 2^16 entries, and the CPU has
-    /// AVX-512F (the token).
+    /// `start + BLOCK <= addrs.len(), out.len()`, `staged` were made by [`Staged::of`], and
+    /// the CPU has AVX-512F (the token).
     #[inline(always)]
     unsafe fn stage<I: AddressInput<u128>, const SWAP: bool>(
         s: Avx512,
-        entries: &[u32],
+        staged: &Staged,
         addrs: &[I],
         start: usize,
         out: &mut [NextHop],
@@ -665,8 +663,10 @@ pub mod x86 {
         // of `out` in the block, or 16 slots of `p` from `len`: a step adds at most 16 walk
         // lanes, so before step `j` `len <= 16 j` and the store ends by `BLOCK` (the 16 slots
         // of slack in `Packed` are a margin, not needed). Gather indices are chunk numbers
-        // (the top 16 bits), below 2^16 = `entries.len()`. Positions are below the batch
-        // length, which fits 32 bits (`staged::batch`). The CPU has AVX-512F (caller).
+        // (the top 16 bits), below 2^16 = `entries.len()`, and for split lanes a sub-table's
+        // first index plus the key shifted down to the sub-table's width, inside `sub` (as
+        // `Staged::of` made them). Positions are below the batch length, which fits 32 bits
+        // (`staged::batch`). The CPU has AVX-512F (caller).
         unsafe {
             let high_halves = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
             let lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
@@ -674,6 +674,11 @@ pub mod x86 {
             let no_route = _mm512_set1_epi32(ANSWERED_MISS as i32);
             let hop = _mm512_set1_epi32(ANSWERED_HOP as i32);
             let missing = _mm512_set1_epi32(miss as i32);
+            let kind = _mm512_set1_epi32((ANSWERED | SPLIT) as i32);
+            let split = _mm512_set1_epi32(SPLIT as i32);
+            let sub_base = _mm512_set1_epi32(SUB_BASE as i32);
+            let shift_bits = _mm512_set1_epi32(31);
+            let (entries, sub) = (&staged.entries, &staged.sub);
             const {
                 assert!(
                     std::mem::size_of::<I>() == 16,
@@ -714,7 +719,18 @@ pub mod x86 {
                     _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64::<48>(h0))),
                     _mm512_cvtepi64_epi32(_mm512_srli_epi64::<48>(h1)),
                 );
-                let entry = _mm512_i32gather_epi32::<4>(chunk, entries.as_ptr().cast());
+                let mut entry = _mm512_i32gather_epi32::<4>(chunk, entries.as_ptr().cast());
+                let splits = _mm512_cmpeq_epi32_mask(_mm512_and_si512(entry, kind), split);
+                if splits != 0 {
+                    let shift =
+                        _mm512_and_si512(_mm512_srli_epi32::<{ SUB_SHIFT_AT }>(entry), shift_bits);
+                    let block = _mm512_add_epi32(
+                        _mm512_and_si512(entry, sub_base),
+                        _mm512_srlv_epi32(key, shift),
+                    );
+                    entry =
+                        _mm512_mask_i32gather_epi32::<4>(entry, splits, block, sub.as_ptr().cast());
+                }
                 let walk = _mm512_testn_epi32_mask(entry, answered);
                 let none = _mm512_test_epi32_mask(entry, no_route);
                 let answer = _mm512_mask_blend_epi32(none, _mm512_and_si512(entry, hop), missing);
