@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use ipfib::Intervals;
 use ipfib_gen::TraceKind;
 
-/// Widths (bits below the /16) a sub-table may have, as in the engine.
+/// Widths (bits below the /16) a sub-table may have: every other one of the engine's 2 to
+/// 14, to keep the model quick.
 const WIDTHS: [u32; 7] = [2, 4, 6, 8, 10, 12, 14];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ipfib::RouteTable;
+use ipfib::{Address, Lookup, RouteTable};
 
 use crate::bench::contenders::{Contender, Engine};
 use crate::bench::limits::{
@@ -378,6 +378,21 @@ struct Built {
     build_ms: f64,
 }
 
+/// Lines per lookup of `seq` fed as `feed` says, from the engine's model: the average over
+/// the batches the engine is handed (a batch may read fewer lines than single lookups: PlanB
+/// stages IPv6 batches), or over one-address slices for single lookups and chains.
+fn lines_as_fed<A: Address>(lookup: &dyn Lookup<A>, seq: &[A], feed: Feed) -> Option<f64> {
+    let part = match feed {
+        Feed::Batch(chunk) => chunk.max(1),
+        Feed::Single | Feed::Chain => 1,
+    };
+    let mut sum = 0.0;
+    for batch in seq.chunks(part) {
+        sum += lookup.lines_per_lookup(batch)? * batch.len() as f64;
+    }
+    (!seq.is_empty()).then(|| sum / seq.len() as f64)
+}
+
 fn feed_of(mode: Mode, path: LookupPath, chunk: usize) -> Feed {
     match (mode, path) {
         (Mode::Latency, _) => Feed::Chain,
@@ -535,16 +550,22 @@ fn bench_table<A: Source>(
                 bar.inc(1);
             }
         }
-        // Lines per lookup depend on the engine and the sequence only: once per engine.
-        let lines: Vec<Option<f64>> = engines
-            .iter()
-            .map(|e| e.lookup().lines_per_lookup(seq))
-            .collect();
+        // Lines per lookup depend on the engine, the sequence and how it is fed: once per
+        // engine and feed.
+        let mut lines: Vec<(usize, Feed, Option<f64>)> = Vec::new();
         for (path, threads, e, speeds) in cells {
             let (engine, b, n) = (&engines[e], &built[e], per_run[e]);
             let name = engine.lookup().name();
             let speed = report::over_rounds(&speeds);
             let feed = feed_of(mode, path, args.chunk);
+            let lines_per_lookup = match lines.iter().find(|l| l.0 == e && l.1 == feed) {
+                Some(l) => l.2,
+                None => {
+                    let l = lines_as_fed(engines[e].lookup(), seq, feed);
+                    lines.push((e, feed, l));
+                    l
+                }
+            };
             let sum = checksums
                 .iter()
                 .find(|(s, m, f, _)| s == name && *m == mode && *f == feed)
@@ -571,7 +592,7 @@ fn bench_table<A: Source>(
                     LookupPath::Batch => engine.batch_call(),
                 },
                 native: engine.native_info(),
-                lines_per_lookup: lines[e],
+                lines_per_lookup,
                 build_ms: b.build_ms,
                 bytes,
                 bytes_per_prefix: bytes as f64 / info.prefixes.max(1) as f64,

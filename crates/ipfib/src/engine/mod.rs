@@ -137,8 +137,11 @@ pub trait Lookup<A: Address>: Send + Sync + std::any::Any {
     /// The average number of distinct 64-byte cache lines one lookup of `addrs` reads, from
     /// the engine's model of its own structure (every line a lookup loads counts once, hit or
     /// miss: caches are not modelled), so `ipfib stats` and the benchmarks can report the
-    /// trace-weighted cost of a lookup on machines without hardware counters. `None` (the
-    /// default) when the engine has no such model or `addrs` is empty.
+    /// trace-weighted cost of a lookup on machines without hardware counters. `addrs` is
+    /// counted as one batch of raw next hops ([`Lookup::lookup_batch_raw`]), where an engine
+    /// may read fewer lines than single lookups do (PlanB's staged IPv6 batch); a slice of one
+    /// address gives the single lookup's lines. `None` (the default) when the engine has no
+    /// such model or `addrs` is empty.
     fn lines_per_lookup(&self, addrs: &[A]) -> Option<f64> {
         let _ = addrs;
         None

@@ -15,9 +15,10 @@
 //!
 //! Modules: `layout` (what a line holds, written and read in one place), `builder` (route table
 //! → lines), `search` (node search per SIMD backend), `walk` (the lookup, single and batched,
-//! written once for every backend), `staged` (chunks the direct table answers alone, and the
-//! batch that answers them without a walk), `validate` (the invariants the unchecked walk relies on),
-//! `fallback` (the exact IPv6 second stage), `lines` (a model of the cache lines a lookup reads).
+//! written once for every backend), `staged` (the chunks and blocks a copy of the direct table
+//! and its sub-tables answer alone, and the batch that answers them without a walk),
+//! `validate` (the invariants the unchecked walk relies on), `fallback` (the exact IPv6
+//! second stage), `lines` (a model of the cache lines a lookup reads).
 
 mod builder;
 mod fallback;

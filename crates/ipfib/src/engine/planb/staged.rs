@@ -28,7 +28,7 @@
 //!
 //! [`LEAF_ENTRY`]: super::layout::LEAF_ENTRY
 
-use std::collections::HashMap;
+use std::collections::{BinaryHeap, HashMap};
 
 use super::layout::{Decoded, Family, Key, DIRECT_BITS};
 use super::search::scalar::Scalar;
@@ -58,8 +58,12 @@ const KEY_BITS: u32 = 32;
 /// most, one chunk's whole budget.
 const SUB_WIDTHS: std::ops::RangeInclusive<u32> = 2..=14;
 
+/// Table depths the staged walk is compiled for (`walk::x86::staged_avx512`): a walk of one
+/// inner level or none gains nothing from staging, and seven levels need more than 2^32 lines.
+pub const STAGED_DEPTHS: std::ops::RangeInclusive<usize> = 3..=6;
+
 /// Addresses a staging decision covers: the batch samples each block and stages it only when
-/// enough of its lanes end in the direct table (see [`worth_staging`]).
+/// the staged tables answer enough of its lanes (see [`worth_staging`]).
 pub const BLOCK: usize = 1024;
 
 /// Lanes sampled per block, one every `BLOCK / SAMPLES` addresses. Few: a sample is an
@@ -101,13 +105,14 @@ pub struct Staged {
 
 impl Staged {
     /// The staged tables of `t`, or `None` where the staged walk does not run (see the module
-    /// docs; also on CPUs without AVX-512, and for tables of 2^30 lines or more, whose
-    /// entries could not be told from answers and split entries).
+    /// docs; also on CPUs without AVX-512, for depths the staged walk is not compiled for, and
+    /// for tables of more than 2^30 lines, whose entries could not be told from answers and
+    /// split entries).
     pub fn of<A: Family>(t: &PlanB<A>) -> Option<Staged> {
         let staged = A::STAGED && Backend::Avx512.is_available();
         let lines = t.segments.iter().map(|s| s.lines.len()).sum::<usize>();
         let ipv6_keys = A::COARSE_BITS - DIRECT_BITS == KEY_BITS;
-        if !staged || !ipv6_keys || t.depth < 3 || t.segments.len() != 1 {
+        if !staged || !ipv6_keys || !STAGED_DEPTHS.contains(&t.depth) || t.segments.len() != 1 {
             return None;
         }
         if lines > ANSWERED_MISS as usize {
@@ -252,10 +257,66 @@ fn sub_entries(w: Option<usize>) -> usize {
     w.map_or(0, |w| 1 << (SUB_WIDTHS.start() + w as u32))
 }
 
+/// The widening of candidate `c` from width index `now` (`None`: no sub-table yet) that
+/// answers the most routed space per added entry, among those that add at most `room`
+/// entries: (gain per entry, width index, added entries).
+fn best_widening(c: &Candidate, now: Option<usize>, room: usize) -> Option<(f64, usize, usize)> {
+    let have = c.routed_at(now);
+    let mut best: Option<(f64, usize, usize)> = None;
+    for w in now.map_or(0, |w| w + 1)..c.routed.len() {
+        let added = sub_entries(Some(w)) - sub_entries(now);
+        if c.routed[w] <= have || added > room {
+            continue;
+        }
+        let gain = (c.routed[w] - have) as f64 / added as f64;
+        if best.is_none_or(|(g, _, _)| gain > g) {
+            best = Some((gain, w, added));
+        }
+    }
+    best
+}
+
+/// A candidate's best widening in the greedy's heap, ordered by its gain per entry.
+struct Widening {
+    gain: f64,
+    candidate: usize,
+    width: usize,
+    added: usize,
+}
+
+impl PartialEq for Widening {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Widening {}
+
+impl PartialOrd for Widening {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Widening {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        // Ties to the lower chunk, so the choice does not depend on the heap's order.
+        self.gain
+            .total_cmp(&other.gain)
+            .then(other.candidate.cmp(&self.candidate))
+    }
+}
+
 /// Gives chunks of `entries` that are walked sub-tables, within `budget` entries: greedily,
 /// the widening (a chunk's first sub-table, or a wider one) that answers the most routed
 /// space per added entry, until none fits. Returns the sub-tables; `entries` gets the split
 /// entries.
+///
+/// Each candidate has one widening in a heap at a time, its best one when it was pushed,
+/// ignoring what has been spent since: an upper bound on what it can still add. So the top
+/// is taken when it fits (nothing below can do better), and otherwise replaced by the
+/// candidate's best widening that does fit: a build costs a few heap operations per
+/// widening, not a pass over every chunk (a table can have thousands of candidates).
 fn split<A: Family>(t: &PlanB<A>, entries: &mut [u32], budget: usize) -> Box<[u32]> {
     let candidates: Vec<Candidate> = (0..entries.len())
         .filter(|&c| entries[c] & ANSWERED == 0 && t.ranges(c).nth(1).is_some())
@@ -263,24 +324,29 @@ fn split<A: Family>(t: &PlanB<A>, entries: &mut [u32], budget: usize) -> Box<[u3
         .collect();
     let mut width: Vec<Option<usize>> = vec![None; candidates.len()];
     let mut used = 0;
-    loop {
-        let mut best: Option<(f64, usize, usize)> = None;
-        for (i, c) in candidates.iter().enumerate() {
-            let (now, have) = (width[i], c.routed_at(width[i]));
-            for w in now.map_or(0, |w| w + 1)..c.routed.len() {
-                let added = sub_entries(Some(w)) - sub_entries(now);
-                if c.routed[w] <= have || used + added > budget {
-                    continue;
-                }
-                let gain = (c.routed[w] - have) as f64 / added as f64;
-                if best.is_none_or(|(g, _, _)| gain > g) {
-                    best = Some((gain, i, w));
-                }
-            }
+    let push = |heap: &mut BinaryHeap<Widening>, i: usize, now: Option<usize>, room: usize| {
+        if let Some((gain, width, added)) = best_widening(&candidates[i], now, room) {
+            heap.push(Widening {
+                gain,
+                candidate: i,
+                width,
+                added,
+            });
         }
-        let Some((_, i, w)) = best else { break };
-        used += sub_entries(Some(w)) - sub_entries(width[i]);
-        width[i] = Some(w);
+    };
+    let mut heap = BinaryHeap::new();
+    for i in 0..candidates.len() {
+        push(&mut heap, i, None, budget);
+    }
+    while let Some(top) = heap.pop() {
+        let i = top.candidate;
+        if used + top.added > budget {
+            push(&mut heap, i, width[i], budget - used);
+            continue;
+        }
+        used += top.added;
+        width[i] = Some(top.width);
+        push(&mut heap, i, width[i], budget - used);
     }
     let mut sub = Vec::with_capacity(used);
     for (c, w) in candidates.iter().zip(width) {
@@ -291,6 +357,10 @@ fn split<A: Family>(t: &PlanB<A>, entries: &mut [u32], budget: usize) -> Box<[u3
         c.each_answered_run(b, |blocks, entry| {
             sub[base + blocks.start as usize..base + blocks.end as usize].fill(entry);
         });
+        debug_assert!(
+            base + (1 << b) <= SUB_BASE as usize + 1,
+            "sub-table index in the entry"
+        );
         entries[c.chunk] = SPLIT | ((KEY_BITS - b) << SUB_SHIFT_AT) | base as u32;
     }
     sub.into_boxed_slice()
@@ -435,6 +505,10 @@ mod tests {
                 SUB_WIDTHS.contains(&(KEY_BITS - shift)),
                 "{chunk:#x}: width"
             );
+            assert_eq!(
+                base, sub_used,
+                "{chunk:#x}: sub-tables in chunk order, end to end"
+            );
             sub_used += blocks;
             let sub = &staged.sub[base..base + blocks];
             let block_bits = shift + 80;
@@ -452,7 +526,7 @@ mod tests {
                 "{chunk:#x}: a sub-table answers some block"
             );
         }
-        assert_eq!(sub_used, staged.sub.len(), "sub-tables do not overlap");
+        assert_eq!(sub_used, staged.sub.len(), "sub-tables fill the array");
         assert!(
             staged.sub.len() * 4 <= sub_budget(planb.line_bytes()),
             "within the budget"

@@ -515,8 +515,8 @@ pub mod x86 {
     use super::*;
 
     /// The staged batch ([`super::super::staged`]) of IPv6 addresses into next hops, with
-    /// AVX-512 enabled: each block of [`BLOCK`] addresses whose sample says enough of them end
-    /// in the direct table is split into answered lanes (written at once) and walk lanes
+    /// AVX-512 enabled: each block of [`BLOCK`] addresses whose sample says the staged tables
+    /// answer enough of them is split into answered lanes (written at once) and walk lanes
     /// (packed, then walked by the pipeline); runs of other blocks take the uniform walk.
     ///
     /// `SWAP`: the addresses are network-order bytes, each byte-reversed once loaded.
