@@ -15,7 +15,7 @@
 use super::layout::{chunk_of, entry_line, Decoded, Family, Key, LEAF_ENTRY};
 use super::search::scalar::Scalar;
 use super::search::Dispatch;
-use super::staged::{worth_staging, Staged, ANSWERED, BLOCK, SAMPLES, SPLIT};
+use super::staged::{is_split, Staged, ANSWERED, BLOCK};
 use super::PlanB;
 
 /// The lines one lookup reads, by part of the structure.
@@ -72,7 +72,7 @@ impl<A: Family> PlanB<A> {
     /// split chunk, and the walk from the entry node when neither answered.
     fn staged_lines_touched(&self, staged: &Staged, addr: A) -> Touched {
         let coarse = addr.coarse();
-        let split = staged.entries[chunk_of::<A>(coarse)] & (ANSWERED | SPLIT) == SPLIT;
+        let split = is_split(staged.entries[chunk_of::<A>(coarse)]);
         let walked = staged.entry(coarse) & ANSWERED == 0;
         let walk = if walked {
             self.lines_touched(addr)
@@ -97,14 +97,7 @@ impl<A: Family> PlanB<A> {
         blocks
             .chunks(BLOCK)
             .flat_map(move |block| {
-                let staged = staged.filter(|s| {
-                    let sample = block.iter().step_by(BLOCK / SAMPLES);
-                    worth_staging(
-                        sample
-                            .filter(|a| s.entry(a.coarse()) & ANSWERED != 0)
-                            .count(),
-                    )
-                });
+                let staged = staged.filter(|s| s.stages(block, |a| a.coarse()));
                 block.iter().map(move |&a| match staged {
                     Some(s) => self.staged_lines_touched(s, a),
                     None => self.lines_touched(a),

@@ -81,7 +81,7 @@ pub const SAMPLES: usize = 8;
 /// nearly all stage. Near the bar either walk costs about the same, so blocks that flip
 /// between them cost little.
 #[inline(always)]
-pub fn worth_staging(answered: usize) -> bool {
+fn worth_staging(answered: usize) -> bool {
     answered * 8 >= 3 * SAMPLES
 }
 
@@ -128,12 +128,26 @@ impl Staged {
     pub fn entry(&self, coarse: u64) -> u32 {
         let chunk = (coarse >> KEY_BITS) as usize;
         let entry = self.entries[chunk];
-        if entry & (ANSWERED | SPLIT) != SPLIT {
+        if !is_split(entry) {
             return entry;
         }
         let key = coarse as u32;
         let shift = (entry >> SUB_SHIFT_AT) & 31;
         self.sub[(entry & SUB_BASE) as usize + (key >> shift) as usize]
+    }
+
+    /// Whether the staged batch stages `block` (one of [`BLOCK`] addresses, `coarse` giving
+    /// each one's coarse address): whether the staged tables answer enough of its sample, one
+    /// address every `BLOCK / SAMPLES` from its first ([`worth_staging`]). The batch and the
+    /// lines model ([`super::lines`]) both decide through here.
+    #[inline(always)]
+    pub fn stages<T>(&self, block: &[T], coarse: impl Fn(&T) -> u64) -> bool {
+        let sample = block.iter().step_by(BLOCK / SAMPLES);
+        worth_staging(
+            sample
+                .filter(|a| self.entry(coarse(a)) & ANSWERED != 0)
+                .count(),
+        )
     }
 
     /// Bytes of both tables.
@@ -143,11 +157,14 @@ impl Staged {
 
     /// Chunks with a sub-table.
     pub fn split_chunks(&self) -> usize {
-        self.entries
-            .iter()
-            .filter(|&&e| e & (ANSWERED | SPLIT) == SPLIT)
-            .count()
+        self.entries.iter().filter(|&&e| is_split(e)).count()
     }
+}
+
+/// Whether a direct entry of [`Staged`] is a split entry ([`SPLIT`] without [`ANSWERED`]).
+#[inline(always)]
+pub const fn is_split(entry: u32) -> bool {
+    entry & (ANSWERED | SPLIT) == SPLIT
 }
 
 /// The direct table of `t` with every chunk one answer covers replaced by that answer. Chunks
@@ -494,7 +511,7 @@ mod tests {
         let (mut answered, mut sub_used) = (0, 0);
         for (chunk, &entry) in staged.entries.iter().enumerate() {
             let [first, _, last] = chunk_range(chunk as u128);
-            if entry & (ANSWERED | SPLIT) != SPLIT {
+            if !is_split(entry) {
                 answered += usize::from(check(entry, first, last, chunk));
                 continue;
             }
@@ -532,7 +549,7 @@ mod tests {
             "within the budget"
         );
         let is_answered = |chunk: usize| staged.entries[chunk] & ANSWERED != 0;
-        let is_split = |chunk: usize| staged.entries[chunk] & (ANSWERED | SPLIT) == SPLIT;
+        let is_split = |chunk: usize| is_split(staged.entries[chunk]);
         // One route, no route, a covering /4: answered. Boundaries inside (a /20, a /64, the
         // deep chunk, the /128 at the top), or a hop wider than 30 bits: walked.
         for chunk in [0x2002, 0x0001, 0x2fff, 0xfffe] {
@@ -586,7 +603,7 @@ mod tests {
             .iter()
             .map(|&a| {
                 let coarse = (a >> 80) as u64;
-                let split = staged.entries[(coarse >> 32) as usize] & (ANSWERED | SPLIT) == SPLIT;
+                let split = is_split(staged.entries[(coarse >> 32) as usize]);
                 let walk = match staged.entry(coarse) & ANSWERED {
                     0 => planb.lines_touched(a).total() - 1,
                     _ => 0,
@@ -635,16 +652,10 @@ mod tests {
             let mut entries = direct.clone();
             let sub = split(&planb, &mut entries, budget);
             assert!(sub.len() <= budget, "{} entries over {budget}", sub.len());
-            let splits = entries
-                .iter()
-                .filter(|&&e| e & (ANSWERED | SPLIT) == SPLIT)
-                .count();
+            let splits = entries.iter().filter(|&&e| is_split(e)).count();
             assert_eq!(splits == 0, budget < 4, "budget {budget}: {splits} splits");
             for (e, d) in entries.iter().zip(direct.iter()) {
-                assert!(
-                    e == d || e & (ANSWERED | SPLIT) == SPLIT,
-                    "only splits change"
-                );
+                assert!(e == d || is_split(*e), "only splits change");
             }
         }
     }
@@ -729,14 +740,7 @@ mod tests {
             .map(|_| (0x2001u128 << 112) | (random() >> 16))
             .collect();
         let staged = planb.staged.as_ref().unwrap();
-        let staged_block = |block: &[u128]| {
-            let answered = block
-                .iter()
-                .step_by(BLOCK / SAMPLES)
-                .filter(|&&a| staged.entry((a >> 80) as u64) & ANSWERED != 0)
-                .count();
-            worth_staging(answered)
-        };
+        let staged_block = |block: &[u128]| staged.stages(block, |&a| (a >> 80) as u64);
         // Half answered, half walking: staged, with hundreds of walk lanes per block, so the
         // packed lanes go through the pipeline's groups as well as the single remainder.
         let halves: Vec<u128> = spread

@@ -509,8 +509,7 @@ unsafe fn batch_in<
 pub mod x86 {
     use super::super::search::{avx2::Avx2, avx512::Avx512};
     use super::super::staged::{
-        worth_staging, Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, SAMPLES, SPLIT,
-        SUB_BASE, SUB_SHIFT_AT,
+        Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, SPLIT, SUB_BASE, SUB_SHIFT_AT,
     };
     use super::*;
 
@@ -580,7 +579,7 @@ pub mod x86 {
         let mut at = 0;
         while at + BLOCK <= n {
             let block = at..at + BLOCK;
-            if worth_staging(sample(staged, &addrs[block.clone()])) {
+            if staged.stages(&addrs[block.clone()], |a| a.address().coarse()) {
                 // SAFETY: caller's contract, as above; `DEPTH` is the table's depth.
                 unsafe {
                     batch_of_depth::<u128, I, Avx512, NextHop, false, N, DEPTH>(
@@ -606,16 +605,6 @@ pub mod x86 {
                 miss,
             )
         };
-    }
-
-    /// Lanes of a sample of `block` that the staged tables answer.
-    #[inline(always)]
-    fn sample<I: AddressInput<u128>>(staged: &Staged, block: &[I]) -> usize {
-        block
-            .iter()
-            .step_by(BLOCK / SAMPLES)
-            .filter(|a| staged.entry(a.address().coarse()) & ANSWERED != 0)
-            .count()
     }
 
     /// The walk lanes of one block, packed: key bits, entry node and position in the batch.
