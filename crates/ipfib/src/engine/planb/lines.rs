@@ -44,21 +44,30 @@ impl<A: Family> PlanB<A> {
     /// checked portable search.
     pub(crate) fn lines_touched(&self, addr: A) -> Touched {
         let coarse = addr.coarse();
-        let x = A::Key::from_coarse(coarse);
         let chunk = chunk_of::<A>(coarse);
-        let segment = &self.segments[self.segment_of.get(chunk).map_or(0, |&s| s as usize)];
+        let segment = self.segment_of.get(chunk).map_or(0, |&s| s as usize);
         let entry = self.direct[chunk];
-        let mut node = entry_line(entry);
-        let mut touched = Touched::default();
-        if entry & LEAF_ENTRY == 0 {
-            for _ in 1..self.depth {
-                let n = &segment.lines[node as usize];
-                node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
-                touched.tree += 1;
-            }
-        }
         // A lane entered at its leaf searches that line twice (as an inner node, then as the
         // leaf): one line.
+        let searches = if entry & LEAF_ENTRY == 0 {
+            self.depth
+        } else {
+            1
+        };
+        self.walk_lines(segment, entry_line(entry), searches, addr)
+    }
+
+    /// The lines of a walk of `addr` from `node` of `segment`, `searches` searches from its
+    /// leaf: one per node, and the fallback stage's when the leaf answers with a cell.
+    fn walk_lines(&self, segment: usize, mut node: u32, searches: usize, addr: A) -> Touched {
+        let x = A::Key::from_coarse(addr.coarse());
+        let segment = &self.segments[segment];
+        let mut touched = Touched::default();
+        for _ in 1..searches {
+            let n = &segment.lines[node as usize];
+            node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
+            touched.tree += 1;
+        }
         let leaf = &segment.lines[node as usize];
         touched.tree += 1;
         let rank = A::Key::rank_leaf_in(Scalar, leaf, x, self.narrow);
@@ -69,13 +78,14 @@ impl<A: Family> PlanB<A> {
     }
 
     /// The lines a staged lookup of `addr` reads: its staged entry, its sub-table entry in a
-    /// split chunk, and the walk from the entry node when neither answered.
+    /// split chunk, and the walk from the node the entry names when neither answered.
     fn staged_lines_touched(&self, staged: &Staged, addr: A) -> Touched {
         let coarse = addr.coarse();
         let split = is_split(staged.entries[chunk_of::<A>(coarse)]);
-        let walked = staged.entry(coarse) & ANSWERED == 0;
-        let walk = if walked {
-            self.lines_touched(addr)
+        let entry = staged.entry(coarse);
+        let walk = if entry & ANSWERED == 0 {
+            let (node, searches) = Staged::start(entry, self.depth);
+            self.walk_lines(0, node, searches, addr)
         } else {
             Touched::default()
         };

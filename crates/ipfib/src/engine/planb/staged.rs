@@ -20,17 +20,23 @@
 //! down: in dfz10's uniform trace 29 % of the addresses are in one-answer /16 chunks, but 60 %
 //! in one-answer /24 blocks and 99 % in /32 blocks (allocations are /19 to /32). So some
 //! chunks get a *sub-table* ([`SPLIT`]): `2^b` entries for the blocks of the next `b` bits
-//! (`b` chosen per chunk), each an answer or the chunk's entry node, read with a second
-//! gather. Which chunks, and how wide, is chosen greedily by the routed address space a byte
-//! of sub-table answers, within [`sub_budget`]: traffic spread over the announced space is
-//! what a uniform-depth walk serves worst, and matched traffic, whose lookups end in small
-//! prefixes, is not answered by either table and takes the walk as before.
+//! (`b` chosen per chunk), read with a second gather. Each is an answer, or where the walk
+//! starts: a block that no key of the upper levels splits lies inside one leaf
+//! ([`ENTER_LEAF`]: one search left) or inside the node above it ([`ENTER_NEAR`]: two), and
+//! the entry names that node; other blocks start at the chunk's entry node. The staged batch
+//! packs walk lanes in three classes by where they start, each walked by a pipeline as deep
+//! as its searches (dfz10's uniform trace: 40 % of the lanes walk, 14 % from their leaf, 17 %
+//! from the node above it). Which chunks, and how wide, is chosen greedily by the searches a
+//! byte of sub-table saves, weighted by routed address space, within [`sub_budget`]: traffic
+//! spread over the announced space is what a uniform-depth walk serves worst, and matched
+//! traffic, whose lookups end in small prefixes, is not answered by either table and takes
+//! the walk as before.
 //!
 //! [`LEAF_ENTRY`]: super::layout::LEAF_ENTRY
 
 use std::collections::{BinaryHeap, HashMap};
 
-use super::layout::{Decoded, Family, Key, DIRECT_BITS};
+use super::layout::{entry_line, Decoded, Family, Key, DIRECT_BITS};
 use super::search::scalar::Scalar;
 use super::PlanB;
 use crate::addr::{AddressInput, InputLayout};
@@ -46,12 +52,21 @@ pub const ANSWERED_HOP: u32 = ANSWERED_MISS - 1;
 /// Marks a direct entry of [`Staged`] (without [`ANSWERED`]) whose chunk has a sub-table:
 /// its low [`SUB_SHIFT_AT`] bits are the sub-table's first index, the next five the shift
 /// that turns a lane's key (the 32 address bits below the chunk's) into its index there.
-/// Entry nodes are below 2^30 ([`Staged::of`] declines larger tables), so the bit is free.
+/// Entry nodes are below 2^28 ([`Staged::of`] declines larger tables), so the bit is free.
 pub const SPLIT: u32 = 1 << 30;
 /// Where a split entry's shift starts; the bits below hold its sub-table's first index.
 pub const SUB_SHIFT_AT: u32 = 22;
 /// The sub-table's first index in a split entry.
 pub const SUB_BASE: u32 = (1 << SUB_SHIFT_AT) - 1;
+/// In a walk entry of a sub-table: the lane enters its block's leaf, one search from its
+/// answer (the entry's low bits are the leaf, [`ENTRY_NODE`]).
+pub const ENTER_LEAF: u32 = 1 << 29;
+/// In a walk entry of a sub-table: the lane enters the inner node above its block's leaf,
+/// two searches from its answer.
+pub const ENTER_NEAR: u32 = 1 << 28;
+/// The node a walk entry names: a chunk's entry node, or with [`ENTER_LEAF`] or
+/// [`ENTER_NEAR`] a node deeper in its tree. [`Staged::of`] declines tables with more lines.
+pub const ENTRY_NODE: u32 = ENTER_NEAR - 1;
 /// Bits of a key: the coarse address bits below the chunk's (IPv6's 48 less 16).
 const KEY_BITS: u32 = 32;
 /// Address bits below the chunk's that a sub-table may resolve: 2^14 entries (64 KiB) at
@@ -106,8 +121,8 @@ pub struct Staged {
 impl Staged {
     /// The staged tables of `t`, or `None` where the staged walk does not run (see the module
     /// docs; also on CPUs without AVX-512, for depths the staged walk is not compiled for, and
-    /// for tables of more than 2^30 lines, whose entries could not be told from answers and
-    /// split entries).
+    /// for tables of more than 2^28 lines, whose entries could not be told from answers,
+    /// split entries and the classes of walk entries).
     pub fn of<A: Family>(t: &PlanB<A>) -> Option<Staged> {
         let staged = A::STAGED && Backend::Avx512.is_available();
         let lines = t.segments.iter().map(|s| s.lines.len()).sum::<usize>();
@@ -115,7 +130,7 @@ impl Staged {
         if !staged || !ipv6_keys || !STAGED_DEPTHS.contains(&t.depth) || t.segments.len() != 1 {
             return None;
         }
-        if lines > ANSWERED_MISS as usize {
+        if lines > ENTRY_NODE as usize + 1 {
             return None;
         }
         let mut entries = answered_entries(t);
@@ -148,6 +163,19 @@ impl Staged {
                 .filter(|a| self.entry(coarse(a)) & ANSWERED != 0)
                 .count(),
         )
+    }
+
+    /// Where a lane whose staged (or sub-table) entry is the walk entry `entry` starts: the
+    /// node and the searches left from it, of a table of depth `depth`.
+    pub fn start(entry: u32, depth: usize) -> (u32, usize) {
+        let searches = if entry & ENTER_LEAF != 0 {
+            1
+        } else if entry & ENTER_NEAR != 0 {
+            2
+        } else {
+            depth
+        };
+        (entry & ENTRY_NODE, searches)
     }
 
     /// Bytes of both tables.
@@ -218,12 +246,20 @@ fn answered(decoded: Decoded) -> Option<u32> {
 }
 
 /// A chunk a sub-table could serve: its ranges (chunk-relative starts, answered entries or
-/// `None`), and per width in [`SUB_WIDTHS`] the routed address space (in coarse cells) of its
-/// blocks that one answer covers.
+/// `None`), the keys of its tree's inner nodes with their levels (0: the entry node), and per
+/// width in [`SUB_WIDTHS`] the searches a sub-table of that width saves, weighted by the routed
+/// address space (in coarse cells) of each block: a block one answer covers saves the whole
+/// walk, a block inside one leaf or one node above it ([`ENTER_LEAF`], [`ENTER_NEAR`]) the
+/// searches above that node.
 struct Candidate {
     chunk: usize,
+    depth: usize,
     ranges: Vec<(u64, Option<u32>)>,
-    routed: Vec<u64>,
+    /// Routed coarse cells before each range: those of ranges with a route or a fallback
+    /// cell (which holds longer routes).
+    routed_before: Vec<u64>,
+    keys: Vec<(u64, usize)>,
+    value: Vec<u64>,
 }
 
 impl Candidate {
@@ -232,21 +268,62 @@ impl Candidate {
             t.ranges(chunk).map(|(at, d)| (at, answered(d))).collect();
         let mut candidate = Candidate {
             chunk,
+            depth: t.depth,
             ranges,
-            routed: Vec::new(),
+            routed_before: Vec::new(),
+            keys: inner_keys(t, chunk),
+            value: Vec::new(),
         };
-        candidate.routed = SUB_WIDTHS
-            .map(|b| {
-                let mut routed = 0;
-                candidate.each_answered_run(b, |blocks, entry| {
-                    if entry & ANSWERED_MISS == 0 {
-                        routed += (blocks.end - blocks.start) << (KEY_BITS - b);
-                    }
-                });
-                routed
+        let mut routed = 0;
+        candidate.routed_before = (0..candidate.ranges.len())
+            .map(|i| {
+                let before = routed;
+                if candidate.is_routed(i) {
+                    routed += candidate.range_end(i) - candidate.ranges[i].0;
+                }
+                before
             })
             .collect();
+        candidate.value = SUB_WIDTHS.map(|b| candidate.value_of(b)).collect();
         candidate
+    }
+
+    /// The value of a sub-table of width `b`: every routed cell saves all but the leaf's
+    /// search, those in answered blocks the leaf's too, and those in blocks that inner keys
+    /// split less (the blocks are few: at most one per key, found without a pass over all
+    /// `2^b`).
+    fn value_of(&self, b: u32) -> u64 {
+        let shift = KEY_BITS - b;
+        let leaf_saved = self.searches_saved(self.depth - 1) as u64;
+        let mut value = leaf_saved * self.routed_until(1 << KEY_BITS);
+        self.each_answered_run(b, |blocks, entry| {
+            if entry & ANSWERED_MISS == 0 {
+                value += ((blocks.end - blocks.start) << shift) * (self.depth as u64 - leaf_saved);
+            }
+        });
+        for (block, level) in self.split_blocks(b) {
+            let routed =
+                self.routed_until((block + 1) << shift) - self.routed_until(block << shift);
+            value -= routed * (leaf_saved - self.searches_saved(level) as u64);
+        }
+        value
+    }
+
+    /// Whether range `i` is routed: a route, or a fallback cell.
+    fn is_routed(&self, i: usize) -> bool {
+        self.ranges[i].1.is_none_or(|e| e & ANSWERED_MISS == 0)
+    }
+
+    /// Routed coarse cells of the chunk below `x`.
+    fn routed_until(&self, x: u64) -> u64 {
+        let i = self.ranges.partition_point(|r| r.0 < x).max(1) - 1;
+        let inside = if self.is_routed(i) {
+            x.saturating_sub(self.ranges[i].0)
+                .min(self.range_end(i) - self.ranges[i].0)
+        } else {
+            0
+        };
+        self.routed_before[i] + inside
     }
 
     /// Calls `f` with each run of width-`b` blocks that lies inside one answerable range, and
@@ -254,7 +331,7 @@ impl Candidate {
     fn each_answered_run(&self, b: u32, mut f: impl FnMut(std::ops::Range<u64>, u32)) {
         let shift = KEY_BITS - b;
         for (i, &(start, entry)) in self.ranges.iter().enumerate() {
-            let end = self.ranges.get(i + 1).map_or(1 << KEY_BITS, |r| r.0);
+            let end = self.range_end(i);
             let first = (start + (1 << shift) - 1) >> shift;
             let stop = end >> shift;
             if let Some(entry) = entry.filter(|_| stop > first) {
@@ -263,10 +340,102 @@ impl Candidate {
         }
     }
 
-    /// The routed space answered at width index `w` of [`SUB_WIDTHS`] (`None`: no sub-table).
-    fn routed_at(&self, w: Option<usize>) -> u64 {
-        w.map_or(0, |w| self.routed[w])
+    /// The end (exclusive) of range `i`.
+    fn range_end(&self, i: usize) -> u64 {
+        self.ranges.get(i + 1).map_or(1 << KEY_BITS, |r| r.0)
     }
+
+    /// The width-`b` blocks that inner keys split, in order, each with the level of the
+    /// shallowest such key: the deepest node holding the whole block is at that level (every
+    /// other block is inside one leaf). A search ranks a key by the node keys below it, so an
+    /// inner key `k` sends a block's addresses to different children exactly when `k` and
+    /// `k + 1` are both in the block.
+    fn split_blocks(&self, b: u32) -> Vec<(u64, usize)> {
+        let shift = KEY_BITS - b;
+        let mask = (1u64 << shift) - 1;
+        let mut blocks: Vec<(u64, usize)> = self
+            .keys
+            .iter()
+            .filter(|&&(k, _)| (k + 1) & mask != 0)
+            .map(|&(k, l)| (k >> shift, l))
+            .collect();
+        blocks.sort_unstable();
+        blocks.dedup_by_key(|&mut (block, _)| block);
+        blocks
+    }
+
+    /// The level of the deepest node holding the whole of each width-`b` block.
+    fn levels(&self, b: u32) -> Vec<usize> {
+        let mut levels = vec![self.depth - 1; 1 << b];
+        for (block, level) in self.split_blocks(b) {
+            levels[block as usize] = level;
+        }
+        levels
+    }
+
+    /// Searches a lane saves when it enters at a node of `level` instead of the entry node:
+    /// all but the last one or two (the entries a sub-table can give), else none.
+    fn searches_saved(&self, level: usize) -> usize {
+        if level + 2 >= self.depth {
+            level
+        } else {
+            0
+        }
+    }
+
+    /// The value at width index `w` of [`SUB_WIDTHS`] (`None`: no sub-table).
+    fn value_at(&self, w: Option<usize>) -> u64 {
+        w.map_or(0, |w| self.value[w])
+    }
+
+    /// The sub-table of width `b`: each block's answered entry, the walk entry of the node it
+    /// enters ([`ENTER_LEAF`], [`ENTER_NEAR`]), or the chunk's entry node.
+    fn sub_table<A: Family>(&self, t: &PlanB<A>, b: u32) -> Vec<u32> {
+        let shift = KEY_BITS - b;
+        let root = t.direct[self.chunk];
+        let mut sub: Vec<u32> = self
+            .levels(b)
+            .iter()
+            .enumerate()
+            .map(|(block, &level)| {
+                let flag = match self.depth - level {
+                    1 => ENTER_LEAF,
+                    2 => ENTER_NEAR,
+                    _ => return root,
+                };
+                let key = A::Key::from_coarse((block as u64) << shift);
+                let lines = &t.segments[0].lines;
+                let mut node = entry_line(root);
+                for _ in 0..level {
+                    let n = &lines[node as usize];
+                    node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, key);
+                }
+                flag | node
+            })
+            .collect();
+        self.each_answered_run(b, |blocks, entry| {
+            sub[blocks.start as usize..blocks.end as usize].fill(entry);
+        });
+        sub
+    }
+}
+
+/// The keys of the inner nodes of `chunk`'s tree (segment 0), each with its node's level.
+fn inner_keys<A: Family>(t: &PlanB<A>, chunk: usize) -> Vec<(u64, usize)> {
+    let lines = &t.segments[0].lines;
+    let mut keys = Vec::new();
+    let mut nodes = vec![(entry_line(t.direct[chunk]), 0)];
+    while let Some((node, level)) = nodes.pop() {
+        if level + 1 >= t.depth {
+            continue;
+        }
+        let line = &lines[node as usize];
+        let n = A::Key::keys_in(line, A::Key::INNER_KEYS);
+        keys.extend((0..n).map(|i| (A::Key::to_low(A::Key::key_at(line, i)), level)));
+        let link = A::Key::link(line);
+        nodes.extend((0..=n as u32).map(|c| (link + c, level + 1)));
+    }
+    keys
 }
 
 /// Entries a sub-table of width index `w` takes.
@@ -275,17 +444,17 @@ fn sub_entries(w: Option<usize>) -> usize {
 }
 
 /// The widening of candidate `c` from width index `now` (`None`: no sub-table yet) that
-/// answers the most routed space per added entry, among those that add at most `room`
+/// adds the most value (searches saved, weighted by routed space) per added entry, among those that add at most `room`
 /// entries: (gain per entry, width index, added entries).
 fn best_widening(c: &Candidate, now: Option<usize>, room: usize) -> Option<(f64, usize, usize)> {
-    let have = c.routed_at(now);
+    let have = c.value_at(now);
     let mut best: Option<(f64, usize, usize)> = None;
-    for w in now.map_or(0, |w| w + 1)..c.routed.len() {
+    for w in now.map_or(0, |w| w + 1)..c.value.len() {
         let added = sub_entries(Some(w)) - sub_entries(now);
-        if c.routed[w] <= have || added > room {
+        if c.value[w] <= have || added > room {
             continue;
         }
-        let gain = (c.routed[w] - have) as f64 / added as f64;
+        let gain = (c.value[w] - have) as f64 / added as f64;
         if best.is_none_or(|(g, _, _)| gain > g) {
             best = Some((gain, w, added));
         }
@@ -325,8 +494,8 @@ impl Ord for Widening {
 }
 
 /// Gives chunks of `entries` that are walked sub-tables, within `budget` entries: greedily,
-/// the widening (a chunk's first sub-table, or a wider one) that answers the most routed
-/// space per added entry, until none fits. Returns the sub-tables; `entries` gets the split
+/// the widening (a chunk's first sub-table, or a wider one) that saves the most searches
+/// (weighted by routed space) per added entry, until none fits. Returns the sub-tables; `entries` gets the split
 /// entries.
 ///
 /// Each candidate has one widening in a heap at a time, its best one when it was pushed,
@@ -370,10 +539,7 @@ fn split<A: Family>(t: &PlanB<A>, entries: &mut [u32], budget: usize) -> Box<[u3
         let Some(w) = w else { continue };
         let b = SUB_WIDTHS.start() + w as u32;
         let base = sub.len();
-        sub.resize(base + (1 << b), t.direct[c.chunk]);
-        c.each_answered_run(b, |blocks, entry| {
-            sub[base + blocks.start as usize..base + blocks.end as usize].fill(entry);
-        });
+        sub.extend(c.sub_table(t, b));
         debug_assert!(
             base + (1 << b) <= SUB_BASE as usize + 1,
             "sub-table index in the entry"
@@ -454,7 +620,14 @@ mod tests {
                 (Prefix::covering(addr, 48), (i % 11) as NextHop)
             })
             .collect();
+        // 2006::/16: a route over the chunk and 200 /28s in it, each inside a few blocks of a
+        // sub-table: blocks that enter their leaf, or the node above it.
+        routes.extend((0..200u128).map(|i| {
+            let addr = (0x2006u128 << 112) | ((i * 19) << 100);
+            (Prefix::covering(addr, 28), 20 + (i % 5) as NextHop)
+        }));
         routes.extend([
+            (Prefix::covering(0x2006u128 << 112, 16), 19),
             (Prefix::covering(0x2000u128 << 112, 4), 1),
             (Prefix::covering(0x2002u128 << 112, 16), 2),
             (Prefix::covering(0x2003u128 << 112, 16), wide_hop),
@@ -493,12 +666,55 @@ mod tests {
         assert!(planb.depth >= 3, "deep enough to stage");
         let staged = planb.staged.as_ref().expect("staged tables");
         // An answered entry is what every address of its range gets, checked at its first,
-        // its middle and its last address; a walk entry is the chunk's direct entry.
-        let check = |entry: u32, first: u128, last: u128, chunk: usize| {
-            if entry & ANSWERED == 0 {
+        // its middle and its last address; a walk entry names the deepest node that the walks
+        // of its first and last address (so of every address between) both pass, if that is
+        // the leaf or the node above it, and is the chunk's direct entry otherwise.
+        let lines = &planb.segments[0].lines;
+        let (mut leaf_entries, mut near_entries) = (0, 0);
+        // The nodes the walk of `addr` passes, from the entry node to the leaf.
+        let path = |addr: u128, chunk: usize| {
+            let x = (addr >> 80) as u32;
+            let mut at = entry_line(planb.direct[chunk]);
+            let mut nodes = vec![at];
+            for _ in 1..planb.depth {
+                let n = &lines[at as usize];
+                at = <u32 as Key>::link(n) + <u32 as Key>::rank_inner(Scalar, n, x);
+                nodes.push(at);
+            }
+            nodes
+        };
+        let mut check = |entry: u32, first: u128, last: u128, chunk: usize, sub: bool| {
+            if entry & ANSWERED == 0 && !sub {
                 assert_eq!(
                     entry, planb.direct[chunk],
-                    "a walk entry is the direct entry"
+                    "a chunk's walk entry is its direct entry"
+                );
+                return false;
+            }
+            if entry & ANSWERED == 0 {
+                let (node, searches) = Staged::start(entry, planb.depth);
+                // The deepest node both ends of the range pass (so every address between).
+                let (a, z) = (path(first, chunk), path(last, chunk));
+                let shared = a.iter().zip(&z).take_while(|(x, y)| x == y).count();
+                let start = match planb.depth - shared {
+                    0 => 1,
+                    1 => 2,
+                    _ => planb.depth,
+                };
+                assert_eq!(searches, start, "{first:#x}: the deepest node it can enter");
+                if searches == planb.depth {
+                    assert_eq!(
+                        entry, planb.direct[chunk],
+                        "a walk entry from the root is the direct entry"
+                    );
+                    return false;
+                }
+                leaf_entries += usize::from(searches == 1);
+                near_entries += usize::from(searches == 2);
+                assert_eq!(
+                    node,
+                    a[planb.depth - searches],
+                    "{first:#x}: the entry's node"
                 );
                 return false;
             }
@@ -512,7 +728,7 @@ mod tests {
         for (chunk, &entry) in staged.entries.iter().enumerate() {
             let [first, _, last] = chunk_range(chunk as u128);
             if !is_split(entry) {
-                answered += usize::from(check(entry, first, last, chunk));
+                answered += usize::from(check(entry, first, last, chunk, false));
                 continue;
             }
             let shift = (entry >> SUB_SHIFT_AT) & 31;
@@ -533,7 +749,7 @@ mod tests {
             for (i, &e) in sub.iter().enumerate() {
                 let first = first | ((i as u128) << block_bits);
                 let last = first | ((1u128 << block_bits) - 1);
-                sub_answered += usize::from(check(e, first, last, chunk));
+                sub_answered += usize::from(check(e, first, last, chunk, true));
                 // The lookup path reads the same entry.
                 assert_eq!(staged.entry((first >> 80) as u64), e);
                 assert_eq!(staged.entry((last >> 80) as u64), e);
@@ -544,6 +760,11 @@ mod tests {
             );
         }
         assert_eq!(sub_used, staged.sub.len(), "sub-tables fill the array");
+        assert!(
+            leaf_entries > 0 && near_entries > 0,
+            "blocks enter at their leaf ({leaf_entries}) and above it ({near_entries}), depth {}",
+            planb.depth
+        );
         assert!(
             staged.sub.len() * 4 <= sub_budget(planb.line_bytes()),
             "within the budget"
@@ -582,18 +803,19 @@ mod tests {
             PlanB::build(&table(false), &BuildOptions::with_backend(Backend::Avx512)).unwrap();
         let staged = planb.staged.as_ref().unwrap();
         let mut state = 0x2545_f491_4f6c_dd1du64;
-        // Random addresses (nearly all in answered chunks) and addresses in 2001::/16, where
-        // the sub-table answers most and the rest walk.
-        let addrs: Vec<u128> = (0..4 * BLOCK)
+        // Random addresses (nearly all in answered chunks), addresses in 2001::/16, where the
+        // sub-table answers most and the rest walk from the entry node, and in 2006::/16, where
+        // the rest walk from their leaf or the node above it.
+        let addrs: Vec<u128> = (0..6 * BLOCK)
             .map(|i| {
                 state ^= state << 13;
                 state ^= state >> 7;
                 state ^= state << 17;
                 let a = (u128::from(state) << 64) | u128::from(state.rotate_left(29));
-                if i < 2 * BLOCK {
-                    a
-                } else {
-                    (0x2001u128 << 112) | (a >> 16)
+                match i / (2 * BLOCK) {
+                    0 => a,
+                    1 => (0x2001u128 << 112) | (a >> 16),
+                    _ => (0x2006u128 << 112) | (a >> 16),
                 }
             })
             .collect();
@@ -604,8 +826,11 @@ mod tests {
             .map(|&a| {
                 let coarse = (a >> 80) as u64;
                 let split = is_split(staged.entries[(coarse >> 32) as usize]);
-                let walk = match staged.entry(coarse) & ANSWERED {
-                    0 => planb.lines_touched(a).total() - 1,
+                // The walk from the node the entry names: a line per search, and the
+                // fallback stage's as the full walk has them.
+                let entry = staged.entry(coarse);
+                let walk = match entry & ANSWERED {
+                    0 => Staged::start(entry, planb.depth).1 + planb.lines_touched(a).fallback,
                     _ => 0,
                 };
                 1 + usize::from(split) + walk
@@ -617,8 +842,12 @@ mod tests {
         assert_eq!(steps[0], ("direct".to_string(), 0.0));
         assert_eq!(steps[1], ("staged".to_string(), 1.0));
         assert!(
-            steps[2].1 > 0.4,
-            "half the addresses are in a split chunk: {steps:?}"
+            steps[2].1 > 0.6,
+            "two thirds of the addresses are in a split chunk: {steps:?}"
+        );
+        assert!(
+            steps[3].1 > steps[2 + planb.depth].1,
+            "some walks start below the entry node: {steps:?}"
         );
         assert!(
             average < 2.0,
@@ -739,8 +968,23 @@ mod tests {
         let split_chunk: Vec<u128> = (0..3 * BLOCK)
             .map(|_| (0x2001u128 << 112) | (random() >> 16))
             .collect();
+        // Anywhere in 2006::/16: answered, or entering the walk at a leaf or the node above.
+        let entering: Vec<u128> = (0..3 * BLOCK)
+            .map(|_| (0x2006u128 << 112) | (random() >> 16))
+            .collect();
         let staged = planb.staged.as_ref().unwrap();
         let staged_block = |block: &[u128]| staged.stages(block, |&a| (a >> 80) as u64);
+        let searches = |a: u128| match staged.entry((a >> 80) as u64) {
+            e if e & ANSWERED != 0 => 0,
+            e => Staged::start(e, planb.depth).1,
+        };
+        for class in [0, 1, 2] {
+            assert!(
+                entering[..BLOCK].iter().any(|&a| searches(a) == class),
+                "lanes {class} searches from their answer"
+            );
+        }
+        assert!(staged_block(&entering[..BLOCK]), "2006::/16 is staged");
         // Half answered, half walking: staged, with hundreds of walk lanes per block, so the
         // packed lanes go through the pipeline's groups as well as the single remainder.
         let halves: Vec<u128> = spread
@@ -769,6 +1013,7 @@ mod tests {
             &deep[..2 * BLOCK],
             &halves[..],
             &split_chunk[..],
+            &entering[..],
             &spread[BLOCK..],
         ]
         .concat()
@@ -781,6 +1026,7 @@ mod tests {
             &deep[..],
             &halves[..],
             &split_chunk[..],
+            &entering[..],
         ] {
             for (start, len) in [
                 (0, addrs.len()),

@@ -509,7 +509,8 @@ unsafe fn batch_in<
 pub mod x86 {
     use super::super::search::{avx2::Avx2, avx512::Avx512};
     use super::super::staged::{
-        Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, SPLIT, SUB_BASE, SUB_SHIFT_AT,
+        Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, ENTER_LEAF, ENTER_NEAR, ENTRY_NODE,
+        SPLIT, SUB_BASE, SUB_SHIFT_AT,
     };
     use super::*;
 
@@ -570,9 +571,9 @@ pub mod x86 {
     ) {
         let v = View::<u128, Avx512, false, N>::new(t, s);
         let n = addrs.len().min(out.len());
-        // Made on the first staged block only: zeroing its 12 KiB would push a twelfth of
-        // L1 out on every call, staged or not.
-        let mut packed: Option<Packed> = None;
+        // The thread's classes, made on its first staged block and kept for its next batches
+        // (`PACKED_LANES`).
+        let mut packed: Option<Box<Classes>> = None;
         // The start of the run of blocks not staged yet: they take the uniform walk together,
         // so a trace that never stages pays one sample per block and nothing else.
         let mut run = 0;
@@ -588,9 +589,9 @@ pub mod x86 {
                         &mut out[run..at],
                         miss,
                     );
-                    let packed = packed.get_or_insert_with(Packed::new);
-                    stage::<I, SWAP>(s, staged, addrs, at, out, miss, packed);
-                    walk_packed::<I, N, DEPTH>(v, packed, addrs, out, miss);
+                    let classes = &mut **packed
+                        .get_or_insert_with(|| PACKED_LANES.take().unwrap_or_else(classes));
+                    staged_block::<I, SWAP, N, DEPTH>(v, staged, addrs, at, out, miss, classes);
                 }
                 run = block.end;
             }
@@ -603,38 +604,133 @@ pub mod x86 {
                 &addrs[run..n],
                 &mut out[run..n],
                 miss,
-            )
+            );
+            if let Some(classes) = packed.as_deref_mut() {
+                walk_rests::<I, N, DEPTH>(v, classes, addrs, out, miss);
+            }
         };
+        if packed.is_some() {
+            PACKED_LANES.set(packed);
+        }
     }
 
-    /// The walk lanes of one block, packed: key bits, entry node and position in the batch.
+    std::thread_local! {
+        /// Each thread's packed walk lanes between batches (empty: every lane is walked by
+        /// the end of a batch). Made anew on each call, their 41 KiB were zeroed for every
+        /// batch that staged a block: in batches of 4,096 addresses (`ipfib bench`'s default)
+        /// that was 19 bytes written per address, and pushed a block's worth of the table out
+        /// of L1.
+        static PACKED_LANES: std::cell::Cell<Option<Box<Classes>>> =
+            const { std::cell::Cell::new(None) };
+    }
+
+    /// One staged block, the one at `at` ([`stage`], then each class's full groups through
+    /// [`walk_packed`]). Out of line, as is [`walk_rests`], so that the uniform walk the
+    /// caller inlines for blocks not staged compiles as it does alone: inlined together, the
+    /// matched trace, which stages no block, read 0.91–0.93× in alternating processes.
+    ///
+    /// # Safety
+    /// As for [`stage`] and [`walk_packed`], with `v` the view of a table of depth `DEPTH`.
+    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
+    #[inline(never)]
+    unsafe fn staged_block<
+        I: AddressInput<u128>,
+        const SWAP: bool,
+        const N: bool,
+        const DEPTH: usize,
+    >(
+        v: View<'_, u128, Avx512, false, N>,
+        staged: &Staged,
+        addrs: &[I],
+        at: usize,
+        out: &mut [NextHop],
+        miss: NextHop,
+        classes: &mut Classes,
+    ) {
+        // SAFETY: caller's contract.
+        unsafe {
+            stage::<I, SWAP>(v.s, staged, addrs, at, out, miss, &mut classes.packed);
+            let [root, near, leaf] = &mut classes.packed;
+            let states = &mut classes.states;
+            walk_packed::<I, N, DEPTH, false>(v, root, states, addrs, out, miss);
+            walk_packed::<I, N, 2, true>(v, near, states, addrs, out, miss);
+            walk_packed::<I, N, 1, true>(v, leaf, states, addrs, out, miss);
+        }
+    }
+
+    /// The lanes each class holds at the end of a batch ([`walk_rest`]).
+    ///
+    /// # Safety
+    /// As for [`walk_rest`], with `v` the view of a table of depth `DEPTH`.
+    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
+    #[inline(never)]
+    unsafe fn walk_rests<I: AddressInput<u128>, const N: bool, const DEPTH: usize>(
+        v: View<'_, u128, Avx512, false, N>,
+        classes: &mut Classes,
+        addrs: &[I],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) {
+        let [root, near, leaf] = &mut classes.packed;
+        // SAFETY: caller's contract.
+        unsafe {
+            walk_rest::<I, N, DEPTH>(v, root, addrs, out, miss);
+            walk_rest::<I, N, 2>(v, near, addrs, out, miss);
+            walk_rest::<I, N, 1>(v, leaf, addrs, out, miss);
+        }
+    }
+
+    /// Slots of a [`Packed`]: fewer than [`LANES`] lanes carried over from earlier blocks, a
+    /// block's, and the 16 that a compressed store writes past the last.
+    const PACKED: usize = LANES + BLOCK + 16;
+
+    /// Walk lanes, packed: key bits, entry node and position in the batch. A block's lanes are
+    /// appended, the full groups walked, and the rest (fewer than [`LANES`]) carried to the
+    /// next block's, so a lane walks alone only at the end of a batch.
     struct Packed {
-        x: [u32; BLOCK + 16],
-        node: [u32; BLOCK + 16],
-        at: [u32; BLOCK + 16],
+        x: [u32; PACKED],
+        node: [u32; PACKED],
+        at: [u32; PACKED],
         len: usize,
     }
 
     impl Packed {
         fn new() -> Self {
             Packed {
-                x: [0; BLOCK + 16],
-                node: [0; BLOCK + 16],
-                at: [0; BLOCK + 16],
+                x: [0; PACKED],
+                node: [0; PACKED],
+                at: [0; PACKED],
                 len: 0,
             }
         }
     }
 
+    /// The walk lanes of a block by where they enter: a chunk's entry node (`root`), the
+    /// inner node above their leaf (`near`, [`ENTER_NEAR`]), their leaf (`leaf`,
+    /// [`ENTER_LEAF`]).
+    struct Classes {
+        packed: [Packed; 3],
+        /// The pipeline's groups, for each class's walk in turn (made once, like the rest).
+        states: [Group<u32>; IN_FLIGHT],
+    }
+
+    /// Empty classes, on the heap (41 KiB; a block fills at most 13 KiB of them).
+    fn classes() -> Box<Classes> {
+        Box::new(Classes {
+            packed: std::array::from_fn(|_| Packed::new()),
+            states: std::array::from_fn(|_| Group::new()),
+        })
+    }
+
     /// Splits the block of [`BLOCK`] addresses at `start`: every lane's answer from the staged
-    /// tables goes to `out` (walk lanes get theirs later), and the walk lanes are packed into
-    /// `p`, sixteen addresses per step: their top 64 bits gathered, chunk and key bits cut
-    /// out, the entries gathered (and, for lanes in split chunks, their sub-table entries),
-    /// and the walk lanes compressed.
+    /// tables goes to `out` (walk lanes get theirs later), and the walk lanes are appended to
+    /// their class in `classes` (by the node they enter at), sixteen addresses per step: their
+    /// top 64 bits gathered, chunk and key bits cut out, the entries gathered (and, for lanes
+    /// in split chunks, their sub-table entries), and the walk lanes compressed.
     ///
     /// # Safety
-    /// `start + BLOCK <= addrs.len(), out.len()`, `staged` were made by [`Staged::of`], and
-    /// the CPU has AVX-512F (the token).
+    /// `start + BLOCK <= addrs.len(), out.len()`, `staged` were made by [`Staged::of`], each
+    /// class holds fewer than [`LANES`] lanes, and the CPU has AVX-512F (the token).
     #[inline(always)]
     unsafe fn stage<I: AddressInput<u128>, const SWAP: bool>(
         s: Avx512,
@@ -643,18 +739,18 @@ pub mod x86 {
         start: usize,
         out: &mut [NextHop],
         miss: NextHop,
-        p: &mut Packed,
+        classes: &mut [Packed; 3],
     ) {
         use std::arch::x86_64::*;
         const STEP: usize = 16;
         debug_assert!(start + BLOCK <= addrs.len().min(out.len()));
         // SAFETY: every load reads 16 addresses of the block and every store writes 16 lanes
-        // of `out` in the block, or 16 slots of `p` from `len`: a step adds at most 16 walk
-        // lanes, so before step `j` `len <= 16 j` and the store ends by `BLOCK` (the 16 slots
-        // of slack in `Packed` are a margin, not needed). Gather indices are chunk numbers
-        // (the top 16 bits), below 2^16 = `entries.len()`, and for split lanes a sub-table's
-        // first index plus the key shifted down to the sub-table's width, inside `sub` (as
-        // `Staged::of` made them). Positions are below the batch length, which fits 32 bits
+        // of `out` in the block, or 16 slots of a class from its `len`: a class holds fewer
+        // than `LANES` lanes before the block (`walk_packed` leaves them) and a step adds at
+        // most 16, so before step `j` `len < LANES + 16 j` and the store ends inside
+        // `PACKED`. Gather indices are chunk numbers (the top 16 bits), below 2^16 =
+        // `entries.len()`, and for split lanes a sub-table's first index plus the key shifted
+        // down to the sub-table's width, inside `sub` (as `Staged::of` made them). Positions are below the batch length, which fits 32 bits
         // (`staged::batch`). The CPU has AVX-512F (caller).
         unsafe {
             let high_halves = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
@@ -667,6 +763,9 @@ pub mod x86 {
             let split = _mm512_set1_epi32(SPLIT as i32);
             let sub_base = _mm512_set1_epi32(SUB_BASE as i32);
             let shift_bits = _mm512_set1_epi32(31);
+            let enter_leaf = _mm512_set1_epi32(ENTER_LEAF as i32);
+            let enter_near = _mm512_set1_epi32(ENTER_NEAR as i32);
+            let entry_node = _mm512_set1_epi32(ENTRY_NODE as i32);
             let (entries, sub) = (&staged.entries, &staged.sub);
             const {
                 assert!(
@@ -687,7 +786,7 @@ pub mod x86 {
                 }
             };
             let input = addrs.as_ptr().add(start).cast::<__m512i>();
-            let mut len = 0usize;
+            let mut len = classes.each_ref().map(|p| p.len);
             for j in 0..BLOCK / STEP {
                 if let Some(ahead) = addrs.get(start + (j + 4) * STEP..start + (j + 5) * STEP) {
                     s.prefetch_input(ahead);
@@ -725,58 +824,95 @@ pub mod x86 {
                 let answer = _mm512_mask_blend_epi32(none, _mm512_and_si512(entry, hop), missing);
                 _mm512_storeu_si512(out.as_mut_ptr().add(start + STEP * j).cast(), answer);
                 let at = _mm512_add_epi32(lane, _mm512_set1_epi32((start + STEP * j) as i32));
-                let slots = [
-                    (p.x.as_mut_ptr(), key),
-                    (p.node.as_mut_ptr(), entry),
-                    (p.at.as_mut_ptr(), at),
-                ];
-                for (base, values) in slots {
-                    // Compressed in a register and stored whole: a compress straight to memory
-                    // is microcoded on some CPUs.
-                    _mm512_storeu_si512(
-                        base.add(len).cast(),
-                        _mm512_maskz_compress_epi32(walk, values),
-                    );
+                // No walk lane among the sixteen: nothing to pack (most steps of a trace the
+                // staged tables answer).
+                if walk == 0 {
+                    continue;
                 }
-                len += walk.count_ones() as usize;
+                let leaf = _mm512_mask_test_epi32_mask(walk, entry, enter_leaf);
+                let near = _mm512_mask_test_epi32_mask(walk, entry, enter_near);
+                let node = _mm512_and_si512(entry, entry_node);
+                let masks = [walk & !(leaf | near), near, leaf];
+                // Only the first class when no lane enters deeper (a branch as predictable as
+                // the trace: a table's sub-tables mostly answer, or mostly name nodes).
+                let classes_used = if (leaf | near) == 0 { 1 } else { 3 };
+                for ((p, len), mask) in classes
+                    .iter_mut()
+                    .zip(&mut len)
+                    .zip(masks)
+                    .take(classes_used)
+                {
+                    let slots = [
+                        (p.x.as_mut_ptr(), key),
+                        (p.node.as_mut_ptr(), node),
+                        (p.at.as_mut_ptr(), at),
+                    ];
+                    for (base, values) in slots {
+                        // Compressed in a register and stored whole: a compress straight to
+                        // memory is microcoded on some CPUs.
+                        _mm512_storeu_si512(
+                            base.add(*len).cast(),
+                            _mm512_maskz_compress_epi32(mask, values),
+                        );
+                    }
+                    *len += mask.count_ones() as usize;
+                }
             }
-            p.len = len;
+            for (p, len) in classes.iter_mut().zip(len) {
+                p.len = len;
+            }
         }
     }
 
-    /// The packed walk lanes of a block through the pipeline (groups of [`LANES`], the rest as
-    /// single lookups), each answer written at its lane's position.
+    /// The full groups of [`LANES`] of one class's packed walk lanes through the pipeline,
+    /// each `SEARCHES` searches from its packed node (the table's depth from an entry node,
+    /// fewer from a node a sub-table named), each answer written at its lane's position; the
+    /// rest are moved to the front of `p`, for the next block or [`walk_rest`].
+    ///
+    /// `DEEP`: the nodes are deeper than entry nodes, and not likely in L1 as the few entry
+    /// nodes are, so a group asks for its nodes' lines as it enters.
     ///
     /// # Safety
-    /// As for [`staged_avx512`]; `p` was filled by [`stage`] from `addrs`, and `DEPTH` is the
-    /// table's depth.
+    /// As for [`staged_avx512`]; `p` was filled by [`stage`] from `addrs`, and each of its
+    /// nodes is `SEARCHES` searches from its leaf.
     #[inline(always)]
-    unsafe fn walk_packed<I: AddressInput<u128>, const N: bool, const DEPTH: usize>(
+    unsafe fn walk_packed<
+        I: AddressInput<u128>,
+        const N: bool,
+        const SEARCHES: usize,
+        const DEEP: bool,
+    >(
         v: View<'_, u128, Avx512, false, N>,
-        p: &Packed,
+        p: &mut Packed,
+        states: &mut [Group<u32>; IN_FLIGHT],
         addrs: &[I],
         out: &mut [NextHop],
         miss: NextHop,
     ) {
         let groups = p.len / LANES;
         let lanes = |g: usize| g * LANES..(g + 1) * LANES;
-        let mut states: [Group<u32>; IN_FLIGHT] = std::array::from_fn(|_| Group::new());
-        for round in 0..groups + DEPTH {
-            // SAFETY: each group enters, takes its `DEPTH - 1` inner steps in order one round
-            // apart, then searches its leaves (as in `batch_of_depth`); positions in `p.at`
-            // are positions of the block, inside `addrs` and `out` (`stage`).
+        for round in 0..groups + SEARCHES {
+            // SAFETY: each group enters, takes its `SEARCHES - 1` inner steps in order one
+            // round apart, then searches its leaves (as in `batch_of_depth`); positions in
+            // `p.at` are positions of the block, inside `addrs` and `out` (`stage`), and its
+            // nodes are nodes of the table.
             unsafe {
                 if round < groups {
                     let g = &mut states[round % IN_FLIGHT];
                     g.x.copy_from_slice(&p.x[lanes(round)]);
                     g.node.copy_from_slice(&p.node[lanes(round)]);
+                    if DEEP {
+                        for &node in &g.node {
+                            v.s.prefetch(v.s.at(v.home, node as usize));
+                        }
+                    }
                 }
-                for level in 1..DEPTH {
+                for level in 1..SEARCHES {
                     if let Some(g) = round.checked_sub(level).filter(|&g| g < groups) {
                         advance(v, &mut states[g % IN_FLIGHT], false);
                     }
                 }
-                if let Some(g) = round.checked_sub(DEPTH) {
+                if let Some(g) = round.checked_sub(SEARCHES) {
                     let state = &states[g % IN_FLIGHT];
                     for (i, &at) in p.at[lanes(g)].iter().enumerate() {
                         let at = at as usize;
@@ -786,11 +922,37 @@ pub mod x86 {
                 }
             }
         }
-        for &at in &p.at[groups * LANES..p.len] {
-            let at = at as usize;
-            // SAFETY: as above.
-            out[at] = unsafe { one_in(v, addrs[at].address()) }.unwrap_or(miss);
+        let walked = groups * LANES;
+        p.x.copy_within(walked..p.len, 0);
+        p.node.copy_within(walked..p.len, 0);
+        p.at.copy_within(walked..p.len, 0);
+        p.len -= walked;
+    }
+
+    /// The lanes [`walk_packed`] left in `p` (fewer than a group), one at a time: the end of
+    /// a batch.
+    ///
+    /// # Safety
+    /// As for [`walk_packed`].
+    #[inline(always)]
+    unsafe fn walk_rest<I: AddressInput<u128>, const N: bool, const SEARCHES: usize>(
+        v: View<'_, u128, Avx512, false, N>,
+        p: &mut Packed,
+        addrs: &[I],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) {
+        for i in 0..p.len {
+            let (x, mut node, at) = (p.x[i], p.node[i], p.at[i] as usize);
+            // SAFETY: as for `walk_packed`.
+            unsafe {
+                for _ in 1..SEARCHES {
+                    node = step(v, 0, node, x);
+                }
+                out[at] = finish(v, 0, node, x, addrs[at].address(), miss);
+            }
         }
+        p.len = 0;
     }
 
     /// Batched walk with AVX-512 enabled.
