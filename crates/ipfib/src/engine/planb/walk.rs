@@ -618,8 +618,7 @@ pub mod x86 {
         /// Each thread's packed walk lanes between batches (empty: every lane is walked by
         /// the end of a batch). Made anew on each call, their 41 KiB were zeroed for every
         /// batch that staged a block: in batches of 4,096 addresses (`ipfib bench`'s default)
-        /// that was 19 bytes written per address, and pushed a block's worth of the table out
-        /// of L1.
+        /// that was 10 bytes written per address, and pushed the table's lines out of L1.
         static PACKED_LANES: std::cell::Cell<Option<Box<Classes>>> =
             const { std::cell::Cell::new(None) };
     }
@@ -750,8 +749,9 @@ pub mod x86 {
         // most 16, so before step `j` `len < LANES + 16 j` and the store ends inside
         // `PACKED`. Gather indices are chunk numbers (the top 16 bits), below 2^16 =
         // `entries.len()`, and for split lanes a sub-table's first index plus the key shifted
-        // down to the sub-table's width, inside `sub` (as `Staged::of` made them). Positions are below the batch length, which fits 32 bits
-        // (`staged::batch`). The CPU has AVX-512F (caller).
+        // down to the sub-table's width, inside `sub` (as `Staged::of` made them). Positions
+        // are below the batch length, which fits 32 bits (`staged::batch`). The CPU has
+        // AVX-512F (caller).
         unsafe {
             let high_halves = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
             let lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
@@ -894,8 +894,8 @@ pub mod x86 {
         for round in 0..groups + SEARCHES {
             // SAFETY: each group enters, takes its `SEARCHES - 1` inner steps in order one
             // round apart, then searches its leaves (as in `batch_of_depth`); positions in
-            // `p.at` are positions of the block, inside `addrs` and `out` (`stage`), and its
-            // nodes are nodes of the table.
+            // `p.at` are positions of this batch's blocks, inside `addrs` and `out` (`stage`),
+            // and its nodes are nodes of the table.
             unsafe {
                 if round < groups {
                     let g = &mut states[round % IN_FLIGHT];
