@@ -59,15 +59,14 @@ impl<A: Family> PlanB<A> {
 
     /// The lines of a walk of `addr` from `node` of `segment`, `searches` searches from its
     /// leaf: one per node, and the fallback stage's when the leaf answers with a cell.
-    fn walk_lines(&self, segment: usize, mut node: u32, searches: usize, addr: A) -> Touched {
+    fn walk_lines(&self, segment: usize, node: u32, searches: usize, addr: A) -> Touched {
         let x = A::Key::from_coarse(addr.coarse());
-        let segment = &self.segments[segment];
         let mut touched = Touched::default();
-        for _ in 1..searches {
-            let n = &segment.lines[node as usize];
-            node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
-            touched.tree += 1;
-        }
+        // The inner steps: one line each.
+        let steps = searches.saturating_sub(1);
+        let node = self.descend(segment, node, x, steps);
+        touched.tree += steps;
+        let segment = &self.segments[segment];
         let leaf = &segment.lines[node as usize];
         touched.tree += 1;
         let rank = A::Key::rank_leaf_in(Scalar, leaf, x, self.narrow);

@@ -406,13 +406,7 @@ impl Candidate {
                     _ => return root,
                 };
                 let key = A::Key::from_coarse((block as u64) << shift);
-                let lines = &t.segments[0].lines;
-                let mut node = entry_line(root);
-                for _ in 0..level {
-                    let n = &lines[node as usize];
-                    node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, key);
-                }
-                flag | node
+                flag | t.descend(0, entry_line(root), key, level)
             })
             .collect();
         self.each_answered_run(b, |blocks, entry| {

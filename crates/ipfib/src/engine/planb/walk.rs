@@ -14,7 +14,8 @@
 //!
 //! Every function that walks is `unsafe`: the SIMD backends index without bounds checks, which
 //! is sound only on a structure that satisfies PlanB's invariants (checked by
-//! [`super::validate`]; every `PlanB` value does).
+//! [`super::validate`]; every `PlanB` value does). The one exception is the checked scalar
+//! descent [`PlanB::descend`] of the code that walks outside a lookup.
 
 use super::layout::{chunk_of, entry_line, Family, Key, Segment, LEAF_ENTRY};
 use super::search::scalar::Scalar;
@@ -256,22 +257,33 @@ unsafe fn one_in<A: Family, S: Search, const M: bool, const N: bool>(
 }
 
 impl<A: Family> PlanB<A> {
+    /// The node reached from inner node `node` of segment `segment` by `steps` inner steps
+    /// (`node = link + rank`) for key `x`: the one definition of a scalar descent, safe
+    /// (checked indexing, the portable search), for the code that walks outside a lookup: the
+    /// leaf position ([`PlanB::leaf_position`]), the build of the staged sub-tables
+    /// ([`super::staged`]) and the lines model ([`super::lines`]). The lookup walks keep their
+    /// own unchecked [`step`], generic over the search backend.
+    ///
+    /// Panics if an index is out of bounds, which a structure that satisfies the invariants
+    /// never gives for a node the walk reaches.
+    pub(super) fn descend(&self, segment: usize, mut node: u32, x: A::Key, steps: usize) -> u32 {
+        let lines = &self.segments[segment].lines;
+        for _ in 0..steps {
+            let n = &lines[node as usize];
+            node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
+        }
+        node
+    }
+
     /// The leaf and the position in it that a walk reaches for the first address of coarse
     /// cell `coarse`, in a table of one segment and depth 3 or more (what
     /// [`super::staged::Staged::of`] asks).
     pub(super) fn leaf_position(&self, s: Scalar, coarse: u64) -> (u32, u32) {
-        let v = View::<A, Scalar, false, false>::new(self, s);
         let x = A::Key::from_coarse(coarse);
-        // SAFETY: `self` satisfies the structure invariants, and the scalar search checks
-        // every index anyway.
-        unsafe {
-            let (_, mut node) = v.entry(coarse);
-            for _ in 1..self.depth {
-                node = step(v, 0, node, x);
-            }
-            let leaf = v.s.at(v.lines(0), node as usize);
-            (node, A::Key::rank_leaf_in(s, leaf, x, self.narrow))
-        }
+        let entry = self.direct[chunk_of::<A>(coarse)];
+        let node = self.descend(0, entry, x, self.depth.saturating_sub(1));
+        let leaf = &self.segments[0].lines[node as usize];
+        (node, A::Key::rank_leaf_in(s, leaf, x, self.narrow))
     }
 }
 
