@@ -54,6 +54,12 @@ impl EalInfo {
             None => "4 KiB pages".into(),
         }
     }
+
+    /// Whether DPDK's memory is on 4 KiB pages (`--no-huge`), where its large tables pay TLB
+    /// misses its deployments do not.
+    pub fn small_pages(&self) -> bool {
+        self.huge_page_bytes.is_none()
+    }
 }
 
 /// How the EAL was started, if it was (successfully).
@@ -153,7 +159,7 @@ fn huge_pages_in(meminfo: &str, mem_mib: u64) -> Option<u64> {
         let line = meminfo.lines().find(|l| l.starts_with(name))?;
         line[name.len()..].split_whitespace().next()?.parse().ok()
     };
-    let page_bytes = field("Hugepagesize:")? * 1024;
+    let page_bytes = field("Hugepagesize:")?.checked_mul(1024)?;
     let free_bytes = field("HugePages_Free:")?.saturating_mul(page_bytes);
     (page_bytes > 0 && free_bytes >= mem_mib.saturating_mul(MIB)).then_some(page_bytes)
 }
@@ -308,6 +314,9 @@ mod tests {
         assert_eq!(huge_pages_in("MemTotal: 1 kB\n", 1), None);
         // An absurd `IPFIB_DPDK_MEM_MB` is "not enough", not an overflow.
         assert_eq!(huge_pages_in(MEMINFO, u64::MAX), None);
+        // So is a page size whose bytes overflow.
+        let absurd = MEMINFO.replace("2048 kB", &format!("{} kB", u64::MAX));
+        assert_eq!(huge_pages_in(&absurd, 1), None);
     }
 
     #[test]
@@ -319,9 +328,11 @@ mod tests {
             huge_page_bytes: Some(2 << 20),
         };
         assert_eq!(info.pages(), "2 MiB pages");
+        assert!(!info.small_pages());
         info.huge_page_bytes = Some(1 << 30);
         assert_eq!(info.pages(), "1 GiB pages");
         info.huge_page_bytes = None;
         assert_eq!(info.pages(), "4 KiB pages");
+        assert!(info.small_pages());
     }
 }

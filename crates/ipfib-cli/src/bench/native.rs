@@ -63,6 +63,9 @@ pub struct NativeInfo {
     /// maps its own memory: on small pages a large table pays TLB misses its deployments do
     /// not, so the report shows it.
     pub pages: Option<String>,
+    /// Whether those pages are 4 KiB ones (the terminal table marks it).
+    #[serde(skip)]
+    pub small_pages: bool,
 }
 
 impl NativeInfo {
@@ -73,10 +76,7 @@ impl NativeInfo {
             Some(r) if r != self.selected => format!(" ({r} refused)"),
             _ => String::new(),
         };
-        let small = match self.pages.as_deref() {
-            Some("4 KiB pages") => " 4K",
-            _ => "",
-        };
+        let small = if self.small_pages { " 4K" } else { "" };
         format!(
             "{}{refused} nh{}B{small}",
             self.selected, self.next_hop_bytes
@@ -115,6 +115,7 @@ mod dpdk {
                 next_hop_bytes: b.next_hop_bytes,
                 answer_bytes: std::mem::size_of::<E::Hop>() as u8,
                 pages: ipfib_dpdk::eal_info().map(|e| e.pages()),
+                small_pages: ipfib_dpdk::eal_info().is_some_and(|e| e.small_pages()),
             }
         }
 
@@ -194,6 +195,7 @@ mod tests {
             next_hop_bytes: 4,
             answer_bytes: 8,
             pages: Some("2 MiB pages".into()),
+            small_pages: false,
         };
         assert_eq!(info.short(), "avx512 nh4B");
         info.selected = "scalar";
@@ -202,6 +204,7 @@ mod tests {
         info.requested = None;
         assert_eq!(info.short(), "scalar nh8B");
         info.pages = Some("4 KiB pages".into());
+        info.small_pages = true;
         assert_eq!(info.short(), "scalar nh8B 4K");
     }
 }

@@ -318,6 +318,7 @@ mod tests {
                 next_hop_bytes: 8,
                 answer_bytes: 8,
                 pages: None,
+                small_pages: false,
             }
         }
         fn prepare(&self, addrs: &[u32]) -> Box<dyn Prepared + '_> {
