@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Paired in-process A/B of PlanB's batched lookup: OLD commit against this tree, same table and
-# trace (matched), alternating rounds. Usage: scripts/ab-planb.sh OLD_COMMIT FIB [ROUNDS] [TRACE_LEN]
+# Paired in-process A/B of PlanB's lookups: OLD commit against this tree, same table and trace,
+# alternating rounds, batched (as `ipfib bench` calls it) and single. OLD must have the engine
+# registry (a172211 or later). Usage:
+#   scripts/ab-planb.sh OLD_COMMIT FIB [ROUNDS] [TRACE_LEN] [matched|uniform|space]
 # Pin it for stable figures: taskset -c 1 scripts/ab-planb.sh ...
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
