@@ -355,6 +355,17 @@ impl<A: Family> Lookup<A> for PlanB<A> {
                 self.staged.as_ref().map_or(0, staged::Staged::split_chunks),
             ),
         ]);
+        let sub = self
+            .staged
+            .as_ref()
+            .map(staged::Staged::sub_entries)
+            .unwrap_or_default();
+        details.extend([
+            Detail::count("sub_answers", sub.answered),
+            Detail::count("sub_leaf_walks", sub.leaf),
+            Detail::count("sub_near_walks", sub.near),
+            Detail::count("sub_root_walks", sub.root),
+        ]);
         details
     }
 

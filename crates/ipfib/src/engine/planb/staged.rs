@@ -187,6 +187,39 @@ impl Staged {
     pub fn split_chunks(&self) -> usize {
         self.entries.iter().filter(|&&e| is_split(e)).count()
     }
+
+    /// The sub-tables' entries by what a lane that reads one does (`ipfib stats`).
+    pub fn sub_entries(&self) -> SubEntries {
+        let mut kinds = SubEntries::default();
+        for &entry in self.sub.iter() {
+            let kind = if entry & ANSWERED != 0 {
+                &mut kinds.answered
+            } else if entry & ENTER_LEAF != 0 {
+                &mut kinds.leaf
+            } else if entry & ENTER_NEAR != 0 {
+                &mut kinds.near
+            } else {
+                &mut kinds.root
+            };
+            *kind += 1;
+        }
+        kinds
+    }
+}
+
+/// Sub-table entries by kind ([`Staged::sub_entries`]): answers, and walks that start at their
+/// block's leaf ([`ENTER_LEAF`]), at the node above it ([`ENTER_NEAR`]) or at the chunk's
+/// entry node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubEntries {
+    /// Entries that answer.
+    pub answered: usize,
+    /// Walks of one search, from the block's leaf.
+    pub leaf: usize,
+    /// Walks of two searches, from the node above the block's leaf.
+    pub near: usize,
+    /// Full walks, from the chunk's entry node.
+    pub root: usize,
 }
 
 /// Whether a direct entry of [`Staged`] is a split entry ([`SPLIT`] without [`ANSWERED`]).
@@ -666,7 +699,7 @@ mod tests {
         // of its first and last address (so of every address between) both pass, if that is
         // the leaf or the node above it, and is the chunk's direct entry otherwise.
         let lines = &planb.segments[0].lines;
-        let (mut leaf_entries, mut near_entries) = (0, 0);
+        let (mut leaf_entries, mut near_entries, mut root_entries) = (0, 0, 0);
         // The nodes the walk of `addr` passes, from the entry node to the leaf.
         let path = |addr: u128, chunk: usize| {
             let x = (addr >> 80) as u32;
@@ -703,6 +736,7 @@ mod tests {
                         entry, planb.direct[chunk],
                         "a walk entry from the root is the direct entry"
                     );
+                    root_entries += 1;
                     return false;
                 }
                 leaf_entries += usize::from(searches == 1);
@@ -720,7 +754,7 @@ mod tests {
             }
             true
         };
-        let (mut answered, mut sub_used) = (0, 0);
+        let (mut answered, mut sub_used, mut sub_answered_all) = (0, 0, 0);
         for (chunk, &entry) in staged.entries.iter().enumerate() {
             let [first, _, last] = chunk_range(chunk as u128);
             if !is_split(entry) {
@@ -754,8 +788,19 @@ mod tests {
                 sub_answered > 0,
                 "{chunk:#x}: a sub-table answers some block"
             );
+            sub_answered_all += sub_answered;
         }
         assert_eq!(sub_used, staged.sub.len(), "sub-tables fill the array");
+        // What `ipfib stats` reports, read from the flags, is what the walks above say.
+        assert_eq!(
+            staged.sub_entries(),
+            SubEntries {
+                answered: sub_answered_all,
+                leaf: leaf_entries,
+                near: near_entries,
+                root: root_entries,
+            }
+        );
         assert!(
             leaf_entries > 0 && near_entries > 0,
             "blocks enter at their leaf ({leaf_entries}) and above it ({near_entries}), depth {}",
