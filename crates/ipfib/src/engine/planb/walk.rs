@@ -522,7 +522,7 @@ pub mod x86 {
     use super::super::search::{avx2::Avx2, avx512::Avx512};
     use super::super::staged::{
         Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, ENTER_LEAF, ENTER_NEAR, ENTRY_NODE,
-        SPLIT, SUB_BASE, SUB_SHIFT_AT,
+        SAMPLES, SPLIT, SUB_BASE, SUB_SHIFT_AT,
     };
     use super::*;
 
@@ -592,6 +592,13 @@ pub mod x86 {
         let mut at = 0;
         while at + BLOCK <= n {
             let block = at..at + BLOCK;
+            // The next block's sample, asked for now: read cold, its eight lines were a
+            // dependent wait in front of every block.
+            if let Some(next) = addrs.get(block.end..block.end + BLOCK) {
+                for a in next.iter().step_by(BLOCK / SAMPLES) {
+                    s.prefetch(a);
+                }
+            }
             if staged.stages(&addrs[block.clone()], |a| a.address().coarse()) {
                 // SAFETY: caller's contract, as above; `DEPTH` is the table's depth.
                 unsafe {
