@@ -15,7 +15,7 @@
 use super::layout::{chunk_of, entry_line, Decoded, Family, Key, LEAF_ENTRY};
 use super::search::scalar::Scalar;
 use super::search::Dispatch;
-use super::staged::{is_split, Staged, ANSWERED, BLOCK};
+use super::staged::{blocks, is_split, Staged, ANSWERED};
 use super::PlanB;
 
 /// The lines one lookup reads, by part of the structure.
@@ -101,10 +101,13 @@ impl<A: Family> PlanB<A> {
             .staged
             .as_ref()
             .filter(|_| matches!(self.dispatch, Dispatch::Avx512(_)));
-        let full = addrs.len() / BLOCK * BLOCK;
-        let (blocks, tail) = addrs.split_at(if staged.is_some() { full } else { 0 });
-        blocks
-            .chunks(BLOCK)
+        let cut: Vec<_> = match staged {
+            Some(_) => blocks(addrs.len()).collect(),
+            None => Vec::new(),
+        };
+        let tail = &addrs[cut.last().map_or(0, |b| b.end)..];
+        cut.into_iter()
+            .map(|b| &addrs[b])
             .flat_map(move |block| {
                 let staged = staged.filter(|s| s.stages(block, |a| a.coarse()));
                 block.iter().map(move |&a| match staged {

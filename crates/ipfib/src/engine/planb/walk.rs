@@ -521,14 +521,14 @@ unsafe fn batch_in<
 pub mod x86 {
     use super::super::search::{avx2::Avx2, avx512::Avx512};
     use super::super::staged::{
-        Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, ENTER_LEAF, ENTER_NEAR, ENTRY_NODE,
-        SAMPLES, SPLIT, SUB_BASE, SUB_SHIFT_AT,
+        blocks, sample, Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, ENTER_LEAF,
+        ENTER_NEAR, ENTRY_NODE, SPLIT, SUB_BASE, SUB_SHIFT_AT,
     };
     use super::*;
 
     /// The staged batch ([`super::super::staged`]) of IPv6 addresses into next hops, with
-    /// AVX-512 enabled: each block of [`BLOCK`] addresses whose sample says the staged tables
-    /// answer enough of them is split into answered lanes (written at once) and walk lanes
+    /// AVX-512 enabled: each block ([`blocks`]: [`BLOCK`] addresses, the last one maybe fewer)
+    /// whose sample says the staged tables answer enough of them is split into answered lanes (written at once) and walk lanes
     /// (packed, then walked by the pipeline); runs of other blocks take the uniform walk.
     ///
     /// `SWAP`: the addresses are network-order bytes, each byte-reversed once loaded.
@@ -589,13 +589,12 @@ pub mod x86 {
         // The start of the run of blocks not staged yet: they take the uniform walk together,
         // so a trace that never stages pays one sample per block and nothing else.
         let mut run = 0;
-        let mut at = 0;
-        while at + BLOCK <= n {
-            let block = at..at + BLOCK;
-            // The next block's sample, asked for now: read cold, its eight lines were a
-            // dependent wait in front of every block.
-            if let Some(next) = addrs.get(block.end..block.end + BLOCK) {
-                for a in next.iter().step_by(BLOCK / SAMPLES) {
+        let mut blocks = blocks(n).peekable();
+        while let Some(block) = blocks.next() {
+            // The next block's sample, asked for now: read cold, its eight lines were a wait
+            // in front of every block.
+            if let Some(next) = blocks.peek() {
+                for a in sample(&addrs[next.clone()]) {
                     s.prefetch(a);
                 }
             }
@@ -604,17 +603,24 @@ pub mod x86 {
                 unsafe {
                     batch_of_depth::<u128, I, Avx512, NextHop, false, N, DEPTH>(
                         v,
-                        &addrs[run..at],
-                        &mut out[run..at],
+                        &addrs[run..block.start],
+                        &mut out[run..block.start],
                         miss,
                     );
                     let classes = &mut **packed
                         .get_or_insert_with(|| PACKED_LANES.take().unwrap_or_else(classes));
-                    staged_block::<I, SWAP, N, DEPTH>(v, staged, addrs, at, out, miss, classes);
+                    staged_block::<I, SWAP, N, DEPTH>(
+                        v,
+                        staged,
+                        addrs,
+                        block.clone(),
+                        out,
+                        miss,
+                        classes,
+                    );
                 }
                 run = block.end;
             }
-            at = block.end;
         }
         // SAFETY: as above.
         unsafe {
@@ -635,9 +641,10 @@ pub mod x86 {
 
     std::thread_local! {
         /// Each thread's packed walk lanes between batches (empty: every lane is walked by
-        /// the end of a batch). Made anew on each call, their 41 KiB were zeroed for every
-        /// batch that staged a block: in batches of 4,096 addresses (`ipfib bench`'s default)
-        /// that was 10 bytes written per address, and pushed the table's lines out of L1.
+        /// the end of a batch). Made anew on each call, they were zeroed for every batch that
+        /// staged a block: with blocks of 1,024 and batches of 4,096 addresses (`ipfib
+        /// bench`'s default) that was 10 bytes written per address (41 KiB per batch; about 150
+        /// KiB now that blocks are 4,096), and pushed the table's lines out of L1.
         static PACKED_LANES: std::cell::Cell<Option<Box<Classes>>> =
             const { std::cell::Cell::new(None) };
     }
@@ -660,14 +667,14 @@ pub mod x86 {
         v: View<'_, u128, Avx512, false, N>,
         staged: &Staged,
         addrs: &[I],
-        at: usize,
+        block: std::ops::Range<usize>,
         out: &mut [NextHop],
         miss: NextHop,
         classes: &mut Classes,
     ) {
         // SAFETY: caller's contract.
         unsafe {
-            stage::<I, SWAP>(v.s, staged, addrs, at, out, miss, &mut classes.packed);
+            stage::<I, SWAP>(v.s, staged, addrs, block, out, miss, &mut classes.packed);
             let [root, near, leaf] = &mut classes.packed;
             let states = &mut classes.states;
             walk_packed::<I, N, DEPTH, false>(v, root, states, addrs, out, miss);
@@ -732,7 +739,7 @@ pub mod x86 {
         states: [Group<u32>; IN_FLIGHT],
     }
 
-    /// Empty classes, on the heap (41 KiB; a block fills at most 13 KiB of them).
+    /// Empty classes, on the heap (about 150 KiB; a block fills at most 48 KiB of them).
     fn classes() -> Box<Classes> {
         Box::new(Classes {
             packed: std::array::from_fn(|_| Packed::new()),
@@ -740,28 +747,32 @@ pub mod x86 {
         })
     }
 
-    /// Splits the block of [`BLOCK`] addresses at `start`: every lane's answer from the staged
+    /// Splits `block` (a multiple of 16 addresses, at most [`BLOCK`]): every lane's answer from the staged
     /// tables goes to `out` (walk lanes get theirs later), and the walk lanes are appended to
     /// their class in `classes` (by the node they enter at), sixteen addresses per step: their
     /// top 64 bits gathered, chunk and key bits cut out, the entries gathered (and, for lanes
     /// in split chunks, their sub-table entries), and the walk lanes compressed.
     ///
     /// # Safety
-    /// `start + BLOCK <= addrs.len(), out.len()`, `staged` were made by [`Staged::of`], each
-    /// class holds fewer than [`LANES`] lanes, and the CPU has AVX-512F (the token).
+    /// `block` is as above and inside `addrs` and `out`, `staged` were made by
+    /// [`Staged::of`], each class holds fewer than [`LANES`] lanes, and the CPU has AVX-512F
+    /// (the token).
     #[inline(always)]
     unsafe fn stage<I: AddressInput<u128>, const SWAP: bool>(
         s: Avx512,
         staged: &Staged,
         addrs: &[I],
-        start: usize,
+        block: std::ops::Range<usize>,
         out: &mut [NextHop],
         miss: NextHop,
         classes: &mut [Packed; 3],
     ) {
         use std::arch::x86_64::*;
         const STEP: usize = 16;
-        debug_assert!(start + BLOCK <= addrs.len().min(out.len()));
+        let start = block.start;
+        let steps = block.len() / STEP;
+        debug_assert!(block.end <= addrs.len().min(out.len()));
+        debug_assert!(block.len().is_multiple_of(STEP) && block.len() <= BLOCK && steps > 0);
         // SAFETY: every load reads 16 addresses of the block and every store writes 16 lanes
         // of `out` in the block, or 16 slots of a class from its `len`: a class holds fewer
         // than `LANES` lanes before the block (`walk_packed` leaves them) and a step adds at
@@ -852,13 +863,12 @@ pub mod x86 {
                     (key, entry)
                 }};
             }
-            const STEPS: usize = BLOCK / STEP;
             let mut next = entries_of!(0);
-            for j in 0..STEPS {
+            for j in 0..steps {
                 // Software-pipelined by one step: step `j + 1`'s gathers are issued before step
                 // `j`'s lanes are stored and packed, so they wait while that work runs.
                 let (key, entry) = next;
-                if j + 1 < STEPS {
+                if j + 1 < steps {
                     next = entries_of!(j + 1);
                 }
                 let walk = _mm512_testn_epi32_mask(entry, answered);
