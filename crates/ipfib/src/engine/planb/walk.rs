@@ -528,8 +528,9 @@ pub mod x86 {
 
     /// The staged batch ([`super::super::staged`]) of IPv6 addresses into next hops, with
     /// AVX-512 enabled: each block ([`blocks`]: [`BLOCK`] addresses, the last one maybe fewer)
-    /// whose sample says the staged tables answer enough of them is split into answered lanes (written at once) and walk lanes
-    /// (packed, then walked by the pipeline); runs of other blocks take the uniform walk.
+    /// whose sample says the staged tables answer enough of them is split into answered lanes
+    /// (written at once) and walk lanes (packed, then walked by the pipeline); runs of other
+    /// blocks take the uniform walk.
     ///
     /// `SWAP`: the addresses are network-order bytes, each byte-reversed once loaded.
     ///
