@@ -16,11 +16,23 @@
 //!    fallback cell names a cell of the segment, and every cell is a non-empty range of the
 //!    segment's fallback arrays (so its search never indexes out of bounds or panics);
 //! 6. the count of chunks per segment matches the segment table (partial rebuilds drop the
-//!    segments whose count reaches zero, so a wrong count would drop one still walked).
+//!    segments whose count reaches zero, so a wrong count would drop one still walked);
+//! 7. every chunk's tree is the search tree of its ranges the builder lays out: each level's
+//!    nodes are contiguous and so are their children, in order (so the leaves a walk reaches
+//!    are exactly the run `PlanB::ranges` reads); the keys of the run of leaves ascend
+//!    strictly, each leaf's in its first slots and padding after them; every leaf but the
+//!    first holds a key; and an inner node's keys are the smallest keys under its children
+//!    but the first. Trees of chunks with different entries share no line.
+//!
+//! The walk needs 1 to 6 to stay in bounds. 7 is what makes a table mean one thing: the walk
+//! and everything that reads a chunk's ranges instead (the staged tables, partial rebuilds)
+//! then give the same answers, and the staged build's arithmetic on ascending starts cannot
+//! underflow (a saved table with unordered keys made it panic under the fuzzer).
 //!
 //! The builder establishes all of them; [`check`] verifies them for a structure of unknown
 //! origin (a saved table read from disk), visiting each (line, searches to go) pair at most
-//! once, so a hostile structure whose chunks share lines costs no more than an honest one.
+//! once and each tree once, so a hostile structure whose chunks share lines costs no more
+//! than an honest one.
 
 use super::layout::{entry_line, Decoded, Family, Key, DIRECT_BITS, LEAF_ENTRY};
 use super::PlanB;
@@ -69,6 +81,14 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
     // reused across chunks (opening a saved table runs this, and allocations were a tenth of
     // its time).
     let (mut frontier, mut next) = (Vec::new(), Vec::new());
+    // Per segment and line: whether a chunk's tree holds it, and whether it is an entry whose
+    // tree was checked (invariant 7).
+    let mut claimed: Vec<Vec<bool>> = t
+        .segments
+        .iter()
+        .map(|s| vec![false; s.lines.len()])
+        .collect();
+    let mut trees_checked = claimed.clone();
     for (chunk, &entry) in t.direct.iter().enumerate() {
         let seg = t.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
         let Some(segment) = t.segments.get(seg) else {
@@ -135,6 +155,16 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
                 }
             }
         }
+        if !std::mem::replace(&mut trees_checked[seg][entry as usize], true) {
+            check_search_tree::<A::Key>(
+                &segment.lines,
+                entry as usize,
+                inner_levels,
+                A::Key::leaf_keys(t.narrow),
+                &mut claimed[seg],
+            )
+            .map_err(|e| invalid(format!("chunk {chunk:#06x} (segment {seg}): {e}")))?;
+        }
     }
     for segment in &t.segments {
         segment.fallback.check().map_err(invalid)?;
@@ -147,6 +177,96 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
         ));
     }
     Ok(())
+}
+
+/// Invariant 7 for the tree entered at line `entry`, walked in `searches` searches (the
+/// walk's bounds already checked), whose leaves have `leaf_slots` key slots; marks its lines
+/// in `claimed`.
+fn check_search_tree<K: Key>(
+    lines: &[K::Line],
+    entry: usize,
+    searches: usize,
+    leaf_slots: usize,
+    claimed: &mut [bool],
+) -> Result<(), String> {
+    // Each level's lines, from the entry down to the leaves: a level's children follow one
+    // another, so they are the run from the first node's link on.
+    let mut levels = Vec::with_capacity(searches);
+    levels.push(entry..entry + 1);
+    for _ in 1..searches {
+        let level = levels[levels.len() - 1].clone();
+        let start = K::link(&lines[level.start]) as usize;
+        let mut end = start;
+        for n in level {
+            if K::link(&lines[n]) as usize != end {
+                return Err(format!(
+                    "line {n} links to {}, not to the line after its left neighbour's \
+                     children ({end})",
+                    K::link(&lines[n])
+                ));
+            }
+            end += K::keys_in(&lines[n], K::INNER_KEYS) + 1;
+        }
+        levels.push(start..end);
+    }
+    for n in levels.iter().flat_map(Clone::clone) {
+        if std::mem::replace(&mut claimed[n], true) {
+            return Err(format!("line {n} is also in another chunk's tree"));
+        }
+    }
+    // Bottom-up, the smallest key under each node of a level (`None`: the first leaf, when
+    // it has no key).
+    let mut firsts: Vec<Option<K>> = Vec::new();
+    let mut last: Option<K> = None;
+    for n in levels.pop().into_iter().flatten() {
+        let line = &lines[n];
+        let keys = ordered_keys::<K>(line, leaf_slots)
+            .ok_or_else(|| format!("leaf {n}'s keys do not ascend before their padding"))?;
+        let first = (keys > 0).then(|| K::key_at(line, 0));
+        match (first, last) {
+            (None, Some(_)) => return Err(format!("leaf {n} has no key but is not the first")),
+            (Some(k), Some(l)) if k <= l => {
+                return Err(format!("leaf {n}'s keys do not follow the previous leaf's"))
+            }
+            _ => {}
+        }
+        firsts.push(first);
+        if keys > 0 {
+            last = Some(K::key_at(line, keys - 1));
+        }
+    }
+    for level in levels.iter().rev() {
+        let mut children = firsts.iter().copied();
+        let mut above = Vec::with_capacity(level.len());
+        for n in level.clone() {
+            let line = &lines[n];
+            let keys = ordered_keys::<K>(line, K::INNER_KEYS)
+                .ok_or_else(|| format!("line {n}'s keys do not ascend before their padding"))?;
+            above.push(children.next().flatten());
+            for i in 0..keys {
+                let k = K::key_at(line, i);
+                if children.next().flatten() != Some(k) {
+                    return Err(format!(
+                        "line {n}'s key {k:?} is not the smallest key under its child {}",
+                        i + 1
+                    ));
+                }
+            }
+        }
+        firsts = above;
+    }
+    Ok(())
+}
+
+/// The number of real keys of a node with `slots` key slots, if they fill its first slots in
+/// strictly ascending order (the rest padding).
+fn ordered_keys<K: Key>(line: &K::Line, slots: usize) -> Option<usize> {
+    let n = K::keys_in(line, slots);
+    let ordered = (0..n).all(|i| {
+        let k = K::key_at(line, i);
+        k != K::PAD && (i == 0 || K::key_at(line, i - 1) < k)
+    });
+    ordered.then_some(n)
 }
 
 #[cfg(test)]
@@ -266,6 +386,86 @@ mod tests {
             }
         });
         assert!(reason(&p).contains("fallback cell"));
+    }
+
+    /// The lines of chunk 0x2001's tree in `p`, level by level from its root (the builder's
+    /// layout: each level's nodes contiguous, their children too).
+    fn levels_of(p: &PlanB<u128>) -> Vec<std::ops::Range<usize>> {
+        let lines = &p.segments[0].lines;
+        let root = entry_line(p.direct[0x2001]) as usize;
+        let mut levels = Vec::new();
+        levels.push(root..root + 1);
+        for _ in 1..p.depth {
+            let level = levels.last().unwrap().clone();
+            let start = lines[level.start].0[15] as usize;
+            let children: usize = level
+                .map(|n| <u32 as Key>::keys_in(&lines[n], 15) + 1)
+                .sum();
+            levels.push(start..start + children);
+        }
+        levels
+    }
+
+    #[test]
+    fn a_tree_that_is_not_the_search_tree_of_its_ranges_is_refused() {
+        let good = planb6();
+        let reason = |p: &PlanB<u128>| check(p).unwrap_err().reason;
+        let levels = levels_of(&good);
+        assert_eq!(
+            levels.len(),
+            3,
+            "the test wants a root, one inner level and leaves"
+        );
+        let (root, inner, leaves) = (levels[0].start, levels[1].clone(), levels[2].clone());
+        assert!(inner.len() >= 3 && leaves.len() >= 3);
+
+        // Two keys of a leaf swapped.
+        let p = with_lines(&good, 0, |l| l[leaves.start].0.swap(0, 1));
+        assert!(reason(&p).contains("do not ascend"), "{}", reason(&p));
+
+        // A leaf whose keys start below the previous leaf's last.
+        let p = with_lines(&good, 0, |l| {
+            l[leaves.start + 1].0[0] = l[leaves.start].0[1]
+        });
+        assert!(reason(&p).contains("do not follow the previous leaf"));
+
+        // A leaf past the first without keys.
+        let p = with_lines(&good, 0, |l| l[leaves.start + 1].0[..7].fill(u32::MAX));
+        assert!(reason(&p).contains("has no key"));
+
+        // A key between the real ones and padding that is not padding.
+        let p = with_lines(&good, 0, |l| {
+            let n = <u32 as Key>::keys_in(&l[root], 15);
+            l[root].0[n - 1] = u32::MAX;
+            l[root].0[n] = 5;
+        });
+        assert!(reason(&p).contains("do not ascend"), "{}", reason(&p));
+
+        // An inner key that is not the smallest key under its child: the walk would send
+        // the addresses between the two to the wrong leaf.
+        let p = with_lines(&good, 0, |l| l[root].0[0] += 1);
+        assert!(reason(&p).contains("smallest key"), "{}", reason(&p));
+        let p = with_lines(&good, 0, |l| l[inner.start].0[0] -= 1);
+        assert!(reason(&p).contains("smallest key"), "{}", reason(&p));
+
+        // An inner node whose children do not follow its left neighbour's.
+        let p = with_lines(&good, 0, |l| l[inner.start + 1].0[15] += 1);
+        assert!(
+            reason(&p).contains("not to the line after"),
+            "{}",
+            reason(&p)
+        );
+
+        // Another chunk entered through a copy of the root: the two trees share lines.
+        let mut p = with_lines(&good, 0, |l| l.push(l[root]));
+        let mut direct = p.direct.to_vec();
+        direct[0x2a00] = p.segments[0].lines.len() as u32 - 1;
+        p.direct = direct.into();
+        assert!(
+            reason(&p).contains("another chunk's tree"),
+            "{}",
+            reason(&p)
+        );
     }
 
     #[test]
