@@ -57,6 +57,9 @@ run_py_tests() {
     bash scripts/py-tests.sh 2>&1 | tee "$pylog"
 }
 run_step "py-tests" run_py_tests
+# The core crate compiled for aarch64, where none of the x86 SIMD code exists (skips, saying
+# so, where nightly + rust-src cannot be had).
+run_step "portable" bash scripts/portable.sh
 # The scalar path's unit tests under Miri (skips, saying so, where nightly + Miri cannot be had).
 run_step "miri" bash scripts/miri.sh
 # Every fuzz target briefly (FUZZ_SECONDS each, 20 by default), so none can rot.

@@ -42,6 +42,7 @@ pub trait Search: Copy {
 /// The mask of the first `n` bits (`1 <= n <= 64`): one shift (BMI2's `shrx` in the SIMD
 /// walks), no select.
 #[inline(always)]
+#[cfg(target_arch = "x86_64")]
 fn first(n: usize) -> u64 {
     debug_assert!((1..=64).contains(&n));
     u64::MAX >> (64 - n)

@@ -14,9 +14,9 @@
 
 use super::layout::{chunk_of, entry_line, Decoded, Family, Key, LEAF_ENTRY};
 use super::search::scalar::Scalar;
-use super::search::Dispatch;
 use super::staged::{blocks, is_split, Staged, ANSWERED};
 use super::PlanB;
+use crate::engine::Backend;
 
 /// The lines one lookup reads, by part of the structure.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -100,7 +100,7 @@ impl<A: Family> PlanB<A> {
         let staged = self
             .staged
             .as_ref()
-            .filter(|_| matches!(self.dispatch, Dispatch::Avx512(_)));
+            .filter(|_| self.dispatch.backend() == Backend::Avx512);
         let cut: Vec<_> = match staged {
             Some(_) => blocks(addrs.len()).collect(),
             None => Vec::new(),

@@ -39,7 +39,9 @@ use std::collections::{BinaryHeap, HashMap};
 use super::layout::{entry_line, Decoded, Family, Key, DIRECT_BITS};
 use super::search::scalar::Scalar;
 use super::PlanB;
-use crate::addr::{AddressInput, InputLayout};
+use crate::addr::AddressInput;
+#[cfg(target_arch = "x86_64")]
+use crate::addr::InputLayout;
 use crate::engine::Backend;
 use crate::route_table::NextHop;
 
@@ -655,7 +657,7 @@ fn split<A: Family>(t: &PlanB<A>, entries: &mut [u32], budget: usize) -> Box<[u3
 }
 
 /// The staged batch of `addrs` into `out`, if `t` has a staged direct table, its backend a
-/// staged walk (AVX-512) and the addresses a layout it loads ([`InputLayout`]: the integers
+/// staged walk (AVX-512) and the addresses a layout it loads (`InputLayout`: the integers
 /// or their network-order bytes); false, with nothing written, otherwise. Batches of 2^32
 /// addresses or more take the uniform walk: the staged one keeps lane positions in 32 bits.
 #[cfg(target_arch = "x86_64")]
