@@ -818,10 +818,11 @@ pub mod x86 {
             };
             let input = addrs.as_ptr().add(start).cast::<__m512i>();
             let mut len = classes.each_ref().map(|p| p.len);
-            // Step `j`'s key bits and entries (staged, or from a sub-table for lanes in split
-            // chunks). A macro, not a closure: a closure this size is not inlined, and out of
-            // line it is compiled without AVX-512 (the batch ran at a third of its speed).
-            macro_rules! entries_of {
+            // Step `j`'s key bits and direct entries, and then for lanes in split chunks their
+            // sub-table entries. Macros, not closures: a closure this size is not inlined, and
+            // out of line it is compiled without AVX-512 (the batch ran at a third of its
+            // speed).
+            macro_rules! direct_of {
                 ($j:expr) => {{
                     let j: usize = $j;
                     if let Some(ahead) = addrs.get(start + (j + 4) * STEP..start + (j + 5) * STEP) {
@@ -843,9 +844,19 @@ pub mod x86 {
                         _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64::<48>(h0))),
                         _mm512_cvtepi64_epi32(_mm512_srli_epi64::<48>(h1)),
                     );
-                    let mut entry = _mm512_i32gather_epi32::<4>(chunk, entries.as_ptr().cast());
+                    (
+                        key,
+                        _mm512_i32gather_epi32::<4>(chunk, entries.as_ptr().cast()),
+                    )
+                }};
+            }
+            macro_rules! sub_of {
+                ($key:expr, $entry:expr) => {{
+                    let (key, entry) = ($key, $entry);
                     let splits = _mm512_cmpeq_epi32_mask(_mm512_and_si512(entry, kind), split);
-                    if splits != 0 {
+                    if splits == 0 {
+                        entry
+                    } else {
                         let shift = _mm512_and_si512(
                             _mm512_srli_epi32::<{ SUB_SHIFT_AT }>(entry),
                             shift_bits,
@@ -854,23 +865,25 @@ pub mod x86 {
                             _mm512_and_si512(entry, sub_base),
                             _mm512_srlv_epi32(key, shift),
                         );
-                        entry = _mm512_mask_i32gather_epi32::<4>(
-                            entry,
-                            splits,
-                            block,
-                            sub.as_ptr().cast(),
-                        );
+                        _mm512_mask_i32gather_epi32::<4>(entry, splits, block, sub.as_ptr().cast())
                     }
-                    (key, entry)
                 }};
             }
-            let mut next = entries_of!(0);
+            // Software-pipelined: step `j + 2`'s direct entries and step `j + 1`'s sub-table
+            // entries are asked for before step `j`'s lanes are stored and packed, so each
+            // gather has a step's work to hide behind, and the sub-table gather no longer waits
+            // on the direct gather just issued.
+            let first = direct_of!(0);
+            let mut next = (first.0, sub_of!(first.0, first.1));
+            let mut after = if steps > 1 { direct_of!(1) } else { first };
             for j in 0..steps {
-                // Software-pipelined by one step: step `j + 1`'s gathers are issued before step
-                // `j`'s lanes are stored and packed, so they wait while that work runs.
                 let (key, entry) = next;
                 if j + 1 < steps {
-                    next = entries_of!(j + 1);
+                    let ahead = after;
+                    if j + 2 < steps {
+                        after = direct_of!(j + 2);
+                    }
+                    next = (ahead.0, sub_of!(ahead.0, ahead.1));
                 }
                 let walk = _mm512_testn_epi32_mask(entry, answered);
                 let none = _mm512_test_epi32_mask(entry, no_route);
