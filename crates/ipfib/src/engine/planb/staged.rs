@@ -380,9 +380,8 @@ impl Candidate {
                 continue;
             }
             for (v, b) in value.iter_mut().zip(SUB_WIDTHS) {
-                let shift = KEY_BITS - b;
-                let blocks = (end >> shift).saturating_sub((start + (1 << shift) - 1) >> shift);
-                *v += (blocks << shift) * answered_saved;
+                let blocks = whole_blocks(start..end, b);
+                *v += (blocks.end.saturating_sub(blocks.start) << (KEY_BITS - b)) * answered_saved;
             }
         }
         for (v, b) in value.iter_mut().zip(SUB_WIDTHS) {
@@ -441,13 +440,10 @@ impl Candidate {
     /// Calls `f` with each run of width-`b` blocks that lies inside one answerable range, and
     /// that range's answered entry.
     fn each_answered_run(&self, b: u32, mut f: impl FnMut(std::ops::Range<u64>, u32)) {
-        let shift = KEY_BITS - b;
         for (i, &(start, entry)) in self.ranges.iter().enumerate() {
-            let end = self.range_end(i);
-            let first = (start + (1 << shift) - 1) >> shift;
-            let stop = end >> shift;
-            if let Some(entry) = entry.filter(|_| stop > first) {
-                f(first..stop, entry);
+            let blocks = whole_blocks(start..self.range_end(i), b);
+            if let Some(entry) = entry.filter(|_| blocks.end > blocks.start) {
+                f(blocks, entry);
             }
         }
     }
@@ -525,6 +521,13 @@ impl Candidate {
         });
         sub
     }
+}
+
+/// The width-`b` blocks that lie wholly inside the chunk-relative cells `cells` (empty, or
+/// with `end < start`, when none does).
+fn whole_blocks(cells: std::ops::Range<u64>, b: u32) -> std::ops::Range<u64> {
+    let shift = KEY_BITS - b;
+    (cells.start + (1 << shift) - 1) >> shift..cells.end >> shift
 }
 
 /// The keys of the inner nodes of `chunk`'s tree (segment 0), each with its node's level.
