@@ -3,7 +3,10 @@
 //! Per family: `META` (depth, intervals, distinct results, segments, leaf format, as `u64`;
 //! files written before narrow leaves existed have the first four, and wide leaves), `DIRECT` (the
 //! direct table), `SEGMENT_OF` (the per-chunk segment table, empty with one segment), and per
-//! segment `LINES` (the 64-byte nodes), `CELLS`, `STARTS` and `ANSWERS` (its fallback cells).
+//! segment `LINES` (the 64-byte nodes), `CELLS`, `STARTS` and `ANSWERS` (its fallback cells),
+//! and `SPLITS` where the table has staged tables: the chunks given sub-tables and their widths
+//! ([`super::staged::Staged::splits`]), so that an open makes the sub-tables without choosing
+//! them again (files without it choose at open).
 //! The direct table and the lines, nearly all of the bytes, are used in place in the file's
 //! mapping; the rest is small and copied. Nothing read is trusted: every invariant the
 //! unchecked walk relies on is checked by [`super::validate`] before the structure exists as
@@ -26,6 +29,7 @@ const LINES: u32 = 4;
 const CELLS: u32 = 5;
 const STARTS: u32 = 6;
 const ANSWERS: u32 = 7;
+const SPLITS: u32 = 8;
 
 /// `ANSWERS` holds a (flag, hop) pair per interval: flag 1 = a route, 0 = no route.
 const ROUTE: u32 = 1;
@@ -64,6 +68,9 @@ impl<A: Family> PlanB<A> {
     /// Every section but `META`.
     fn write_arrays<'a>(&'a self, w: &mut Writer<'a>) {
         w.array(id::<A>(DIRECT, 0), &self.direct);
+        if let Some(staged) = &self.staged {
+            w.owned(id::<A>(SPLITS, 0), staged.splits());
+        }
         w.array(id::<A>(SEGMENT_OF, 0), &self.segment_of);
         for (i, segment) in self.segments.iter().enumerate() {
             w.array(id::<A>(LINES, i), &segment.lines);
@@ -185,7 +192,12 @@ impl<A: Family> PlanB<A> {
             staged: None,
         };
         super::validate::check(&planb)?;
-        planb.staged = super::staged::Staged::of(&planb);
+        planb.staged = if r.count(SPLITS, words::family::<A>()) == 0 {
+            super::staged::Staged::of(&planb)
+        } else {
+            let splits = r.array::<u32>(id::<A>(SPLITS, 0))?;
+            super::staged::Staged::with_splits(&planb, &splits).map_err(OpenError::Format)?
+        };
         Ok(planb)
     }
 }

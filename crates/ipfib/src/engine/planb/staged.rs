@@ -161,18 +161,42 @@ impl Staged {
     /// for tables of more than 2^28 lines, whose entries could not be told from answers,
     /// split entries and the classes of walk entries).
     pub fn of<A: Family>(t: &PlanB<A>) -> Option<Staged> {
-        let staged = A::STAGED && Backend::Avx512.is_available();
-        let lines = t.segments.iter().map(|s| s.lines.len()).sum::<usize>();
-        let ipv6_keys = A::COARSE_BITS - DIRECT_BITS == KEY_BITS;
-        if !staged || !ipv6_keys || !STAGED_DEPTHS.contains(&t.depth) || t.segments.len() != 1 {
-            return None;
-        }
-        if lines > ENTRY_NODE as usize + 1 {
+        if !runs_staged(t) {
             return None;
         }
         let mut entries = answered_entries(t);
         let sub = split(t, &mut entries, sub_budget(t.line_bytes()) / 4);
         Some(Staged { entries, sub })
+    }
+
+    /// The staged tables of `t` with the sub-tables `splits` names ([`Staged::splits`] of the
+    /// same structure, read from a saved table), so that opening a table does not make the
+    /// choice again (the greedy's valuation was a third of opening dfz10). Any choice gives
+    /// right answers, the sub-tables being made from the structure, so `splits` is only
+    /// checked for what keeps the staged walk in bounds: ascending candidate chunks, widths of
+    /// [`SUB_WIDTHS`], and entries within the budget [`Staged::of`] keeps to. `Ok(None)` where
+    /// the staged walk does not run (`splits` is checked the same).
+    pub fn with_splits<A: Family>(t: &PlanB<A>, splits: &[u32]) -> Result<Option<Staged>, String> {
+        let chosen = checked_splits(t, splits)?;
+        if !runs_staged(t) {
+            return Ok(None);
+        }
+        let mut entries = answered_entries(t);
+        let candidates = chosen
+            .iter()
+            .map(|&(chunk, b)| (Candidate::new(t, chunk), b));
+        let sub = sub_tables(t, &mut entries, candidates);
+        Ok(Some(Staged { entries, sub }))
+    }
+
+    /// The choice of sub-tables: each split chunk and its width, as `[chunk, bits]` pairs in
+    /// chunk order ([`Staged::with_splits`] takes them back).
+    pub fn splits(&self) -> Vec<u32> {
+        (0u32..)
+            .zip(self.entries.iter())
+            .filter(|&(_, &e)| is_split(e))
+            .flat_map(|(chunk, &e)| [chunk, KEY_BITS - ((e >> SUB_SHIFT_AT) & 31)])
+            .collect()
     }
 
     /// The entry a lane with coarse address `coarse` reads: its chunk's, or its block's in the
@@ -264,6 +288,55 @@ pub const fn is_split(entry: u32) -> bool {
     entry & (ANSWERED | SPLIT) == SPLIT
 }
 
+/// Whether `t` gets staged tables (see [`Staged::of`]).
+fn runs_staged<A: Family>(t: &PlanB<A>) -> bool {
+    let staged = A::STAGED && Backend::Avx512.is_available();
+    let lines = t.segments.iter().map(|s| s.lines.len()).sum::<usize>();
+    let ipv6_keys = A::COARSE_BITS - DIRECT_BITS == KEY_BITS;
+    staged
+        && ipv6_keys
+        && STAGED_DEPTHS.contains(&t.depth)
+        && t.segments.len() == 1
+        && lines <= ENTRY_NODE as usize + 1
+}
+
+/// `splits` ([`Staged::splits`]) as (chunk, width) pairs, if they are a choice [`split`] could
+/// have made for `t`: ascending chunks of more than one range, widths of [`SUB_WIDTHS`], and
+/// no more entries than `t`'s budget.
+fn checked_splits<A: Family>(t: &PlanB<A>, splits: &[u32]) -> Result<Vec<(usize, u32)>, String> {
+    if !splits.len().is_multiple_of(2) {
+        return Err(format!(
+            "{} words of sub-table choice, not pairs",
+            splits.len()
+        ));
+    }
+    let budget = sub_budget(t.line_bytes()) / 4;
+    let mut used = 0usize;
+    let mut chosen: Vec<(usize, u32)> = Vec::with_capacity(splits.len() / 2);
+    for pair in splits.chunks_exact(2) {
+        let (chunk, b) = (pair[0] as usize, pair[1]);
+        if chunk >= t.direct.len() || chosen.last().is_some_and(|&(c, _)| c >= chunk) {
+            return Err(format!(
+                "sub-table chunk {chunk}: out of range or out of order"
+            ));
+        }
+        if !SUB_WIDTHS.contains(&b) {
+            return Err(format!("sub-table of chunk {chunk}: width {b} bits"));
+        }
+        if t.ranges(chunk).nth(1).is_none() {
+            return Err(format!("sub-table of chunk {chunk}, which has one range"));
+        }
+        used += 1 << b;
+        if used > budget {
+            return Err(format!(
+                "sub-tables of {used} entries, past the budget of {budget}"
+            ));
+        }
+        chosen.push((chunk, b));
+    }
+    Ok(chosen)
+}
+
 /// The direct table of `t` with every chunk one answer covers replaced by that answer. Chunks
 /// with the same entry node have the same answer: the test in [`answer_of`] walks the same two
 /// keys (the first and the last of a chunk) from that node. So each distinct entry is walked
@@ -336,7 +409,7 @@ impl Candidate {
     fn new<A: Family>(t: &PlanB<A>, chunk: usize) -> Candidate {
         let ranges: Vec<(u64, Option<u32>)> =
             t.ranges(chunk).map(|(at, d)| (at, answered(d))).collect();
-        let mut candidate = Candidate {
+        Candidate {
             chunk,
             depth: t.depth,
             ranges,
@@ -347,19 +420,24 @@ impl Candidate {
                 keys
             },
             value: Vec::new(),
-        };
+        }
+    }
+
+    /// The candidate with its values ([`Self::values`]), which the choice of sub-tables needs
+    /// and making a chosen one does not.
+    fn valued(mut self) -> Candidate {
         let mut routed = 0;
-        candidate.routed_before = (0..candidate.ranges.len())
+        self.routed_before = (0..self.ranges.len())
             .map(|i| {
                 let before = routed;
-                if candidate.is_routed(i) {
-                    routed += candidate.range_end(i) - candidate.ranges[i].0;
+                if self.is_routed(i) {
+                    routed += self.range_end(i) - self.ranges[i].0;
                 }
                 before
             })
             .collect();
-        candidate.value = candidate.values();
-        candidate
+        self.value = self.values();
+        self
     }
 
     /// The value of a sub-table of each width of [`SUB_WIDTHS`]: every routed cell saves all
@@ -616,7 +694,7 @@ impl Ord for Widening {
 fn split<A: Family>(t: &PlanB<A>, entries: &mut [u32], budget: usize) -> Box<[u32]> {
     let candidates: Vec<Candidate> = (0..entries.len())
         .filter(|&c| entries[c] & ANSWERED == 0 && t.ranges(c).nth(1).is_some())
-        .map(|c| Candidate::new(t, c))
+        .map(|c| Candidate::new(t, c).valued())
         .collect();
     let mut width: Vec<Option<usize>> = vec![None; candidates.len()];
     let mut used = 0;
@@ -644,10 +722,22 @@ fn split<A: Family>(t: &PlanB<A>, entries: &mut [u32], budget: usize) -> Box<[u3
         width[i] = Some(top.width);
         push(&mut heap, i, width[i], budget - used);
     }
-    let mut sub = Vec::with_capacity(used);
-    for (c, w) in candidates.iter().zip(width) {
-        let Some(w) = w else { continue };
-        let b = SUB_WIDTHS.start() + w as u32;
+    let chosen = candidates
+        .into_iter()
+        .zip(width)
+        .filter_map(|(c, w)| Some((c, SUB_WIDTHS.start() + w? as u32)));
+    sub_tables(t, entries, chosen)
+}
+
+/// The sub-tables of `chosen` (candidates with their widths, in chunk order), one after
+/// another; each chunk's entry in `entries` becomes its split entry.
+fn sub_tables<A: Family>(
+    t: &PlanB<A>,
+    entries: &mut [u32],
+    chosen: impl Iterator<Item = (Candidate, u32)>,
+) -> Box<[u32]> {
+    let mut sub = Vec::new();
+    for (c, b) in chosen {
         let base = sub.len();
         sub.extend(c.sub_table(t, b));
         debug_assert!(
@@ -1016,7 +1106,7 @@ mod tests {
         let entries = answered_entries(&planb);
         let mut split_seen = 0;
         for chunk in (0..entries.len()).filter(|&c| entries[c] & ANSWERED == 0) {
-            let c = Candidate::new(&planb, chunk);
+            let c = Candidate::new(&planb, chunk).valued();
             for b in SUB_WIDTHS {
                 let split = c.split_blocks(b);
                 split_seen += split.len();
@@ -1050,7 +1140,7 @@ mod tests {
                 continue;
             }
             candidates += 1;
-            let c = Candidate::new(&planb, chunk);
+            let c = Candidate::new(&planb, chunk).valued();
             for (w, b) in SUB_WIDTHS.enumerate() {
                 let shift = KEY_BITS - b;
                 let (mut routed, mut pieces) = (vec![0u64; 1 << b], vec![0; 1 << b]);
@@ -1099,7 +1189,7 @@ mod tests {
     #[test]
     fn routed_cells_by_sweep_match_the_binary_search() {
         let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
-        let c = Candidate::new(&planb, 0x2001);
+        let c = Candidate::new(&planb, 0x2001).valued();
         assert!(c.ranges.len() > 100, "a chunk of many ranges");
         let starts: Vec<u64> = c.ranges.iter().map(|r| r.0).collect();
         for stride in [1, 2, 3, 17, 400] {
@@ -1136,6 +1226,107 @@ mod tests {
             assert_eq!(splits == 0, budget < 4, "budget {budget}: {splits} splits");
             for (e, d) in entries.iter().zip(direct.iter()) {
                 assert!(e == d || is_split(*e), "only splits change");
+            }
+        }
+    }
+
+    /// A saved table keeps the choice of sub-tables ([`Staged::splits`]), and opening it makes
+    /// the same staged tables from that choice as a build makes by choosing.
+    #[test]
+    fn the_choice_of_sub_tables_is_saved_and_made_again() {
+        use crate::saved::format::{Reader, Writer};
+        use crate::storage::Backing;
+        use std::sync::Arc;
+        if !Backend::Avx512.is_available() {
+            eprintln!("skipped: staged tables are made only where AVX-512 runs them");
+            return;
+        }
+        let reread = |planb: &PlanB<u128>| {
+            let mut w = Writer::new("planb");
+            planb.write_sections(&mut w);
+            let mut bytes = Vec::new();
+            w.write(&mut bytes).unwrap();
+            let r = Reader::new(Arc::new(Backing::copy(&bytes))).unwrap();
+            let back = PlanB::<u128>::read_sections(&r, Backend::Avx512).unwrap();
+            r.check_all_used().unwrap();
+            back.staged.unwrap()
+        };
+        for wide in [false, true] {
+            let mut planb = PlanB::build(&table(wide), &BuildOptions::default()).unwrap();
+            let staged = planb.staged.clone().unwrap();
+            let splits = staged.splits();
+            assert!(
+                splits.len() >= 4,
+                "the test table splits chunks: {splits:?}"
+            );
+            let again = Staged::with_splits(&planb, &splits).unwrap().unwrap();
+            assert_eq!(again.entries, staged.entries);
+            assert_eq!(again.sub, staged.sub);
+            let back = reread(&planb);
+            assert_eq!(back.entries, staged.entries);
+            assert_eq!(back.sub, staged.sub);
+            // A file without the choice (written where AVX-512 does not run) chooses at open.
+            planb.staged = None;
+            let chosen = reread(&planb);
+            assert_eq!(chosen.entries, staged.entries);
+            assert_eq!(chosen.sub, staged.sub);
+        }
+    }
+
+    /// Any choice within bounds gives right answers (the sub-tables are made from the
+    /// structure), and a choice out of bounds is refused, on every CPU.
+    #[test]
+    fn a_choice_of_sub_tables_is_checked_not_trusted() {
+        let table = table(false);
+        let intervals = Intervals::from_table(&table);
+        let mut planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
+        let budget = sub_budget(planb.line_bytes()) / 4;
+        assert!(
+            budget.ilog2() < *SUB_WIDTHS.end(),
+            "a width the budget refuses"
+        );
+        // 2001::/16 at the narrowest width, 2006::/16 at the widest the budget allows.
+        let widest = (*SUB_WIDTHS.end()).min(budget.ilog2() - 1);
+        let other = [0x2001, 2, 0x2006, widest];
+        assert!(Staged::with_splits(&planb, &other).is_ok());
+        let refused: [&[u32]; 8] = [
+            &[0x2001],
+            &[0x2006, 4, 0x2001, 4],
+            &[0x2001, 4, 0x2001, 5],
+            &[0x1_0000, 4],
+            &[0x2001, 1],
+            &[0x2001, 15],
+            &[0x2002, 4],
+            &[0x2001, budget.ilog2() + 1],
+        ];
+        for splits in refused {
+            assert!(
+                Staged::with_splits(&planb, splits).is_err(),
+                "{splits:x?} is refused"
+            );
+        }
+        if !Backend::Avx512.is_available() {
+            eprintln!("skipped the answers: the staged walk needs AVX-512, which this CPU lacks");
+            return;
+        }
+        planb.staged = Staged::with_splits(&planb, &other).unwrap();
+        let staged = planb.staged.as_ref().unwrap();
+        assert_eq!(staged.splits(), other);
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for chunk in [0x2001u128, 0x2006] {
+            let addrs: Vec<u128> = (0..2 * BLOCK)
+                .map(|_| (chunk << 112) | ((u128::from(next()) << 64 | u128::from(next())) >> 16))
+                .collect();
+            let mut out = vec![0; addrs.len()];
+            planb.lookup_batch_raw(&addrs, &mut out, u32::MAX).unwrap();
+            for (&a, &got) in addrs.iter().zip(&out) {
+                assert_eq!(got, intervals.lookup(a).unwrap_or(u32::MAX), "{a:#x}");
             }
         }
     }
