@@ -10,7 +10,10 @@
 //! The direct table and the lines, nearly all of the bytes, are used in place in the file's
 //! mapping; the rest is small and copied. Nothing read is trusted: every invariant the
 //! unchecked walk relies on is checked by [`super::validate`] before the structure exists as
-//! a `PlanB`.
+//! a `PlanB`, and `SPLITS` by [`super::staged::Staged::with_splits`]. (`SPLITS` came after
+//! version 1 files were first written, without a version change: older readers refuse a file
+//! that has it as having an unknown section, and whether a file has it depends on whether
+//! the writing CPU runs AVX-512.)
 
 use std::sync::Arc;
 

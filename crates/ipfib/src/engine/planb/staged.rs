@@ -27,7 +27,8 @@
 //! packs walk lanes in three classes by where they start, each walked by a pipeline as deep
 //! as its searches (dfz10's uniform trace: 40 % of the lanes walk, 14 % from their leaf, 17 %
 //! from the node above it). Which chunks, and how wide, is chosen greedily by the searches a
-//! byte of sub-table saves, weighted by routed address space, within [`sub_budget`]: traffic
+//! byte of sub-table saves, weighted by routed address space, within [`sub_budget`] (a saved
+//! table keeps the choice, [`Staged::splits`], and an open only makes those sub-tables): traffic
 //! spread over the announced space is what a uniform-depth walk serves worst, and matched
 //! traffic, whose lookups end in small prefixes, is not answered by either table and takes
 //! the walk as before.
@@ -300,9 +301,10 @@ fn runs_staged<A: Family>(t: &PlanB<A>) -> bool {
         && lines <= ENTRY_NODE as usize + 1
 }
 
-/// `splits` ([`Staged::splits`]) as (chunk, width) pairs, if they are a choice [`split`] could
-/// have made for `t`: ascending chunks of more than one range, widths of [`SUB_WIDTHS`], and
-/// no more entries than `t`'s budget.
+/// `splits` ([`Staged::splits`]) as (chunk, width) pairs, if they keep the staged walk in
+/// bounds: ascending chunks of more than one range, widths of [`SUB_WIDTHS`], and no more
+/// entries in all than `t`'s budget. (The greedy would not make every such choice, but any
+/// of them answers right.)
 fn checked_splits<A: Family>(t: &PlanB<A>, splits: &[u32]) -> Result<Vec<(usize, u32)>, String> {
     if !splits.len().is_multiple_of(2) {
         return Err(format!(
@@ -312,7 +314,7 @@ fn checked_splits<A: Family>(t: &PlanB<A>, splits: &[u32]) -> Result<Vec<(usize,
     }
     let budget = sub_budget(t.line_bytes()) / 4;
     let mut used = 0usize;
-    let mut chosen: Vec<(usize, u32)> = Vec::with_capacity(splits.len() / 2);
+    let mut chosen: Vec<(usize, u32)> = Vec::with_capacity((splits.len() / 2).min(budget / 4));
     for pair in splits.chunks_exact(2) {
         let (chunk, b) = (pair[0] as usize, pair[1]);
         if chunk >= t.direct.len() || chosen.last().is_some_and(|&(c, _)| c >= chunk) {
@@ -388,7 +390,8 @@ fn answered(decoded: Decoded) -> Option<u32> {
 }
 
 /// A chunk a sub-table could serve: its ranges (chunk-relative starts, answered entries or
-/// `None`), the keys of its tree's inner nodes with their levels (0: the entry node), and per
+/// `None`), the keys of its tree's inner nodes with their levels (0: the entry node), and,
+/// once [`Candidate::valued`] (the choice needs them, making a chosen sub-table does not), per
 /// width in [`SUB_WIDTHS`] the searches a sub-table of that width saves, weighted by the routed
 /// address space (in coarse cells) of each block: a block one answer covers saves the whole
 /// walk, a block inside one leaf or one node above it ([`ENTER_LEAF`], [`ENTER_NEAR`]) the
@@ -771,7 +774,7 @@ pub fn batch<I: AddressInput<u128>>(
     }
     use super::walk::x86::staged_avx512;
     // SAFETY: the token proves the CPU features; `t` satisfies the structure invariants and
-    // has staged tables only when it has one segment and depth 3 or more ([`Staged::of`]),
+    // has staged tables only when it has one segment and depth 3 or more (`runs_staged`),
     // and `staged` are its tables; the layout says what `I` is; positions fit 32 bits.
     unsafe {
         match I::LAYOUT {
@@ -840,6 +843,17 @@ mod tests {
             (Prefix::covering(u128::MAX, 128), 7),
         ]);
         routes.into_iter().collect()
+    }
+
+    /// Seeded pseudo-random IPv6 addresses (xorshift64, two draws an address).
+    fn random_addresses(mut state: u64) -> impl FnMut() -> u128 {
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        move || (u128::from(next()) << 64) | u128::from(next())
     }
 
     fn chunk_range(chunk: u128) -> [u128; 3] {
@@ -1289,16 +1303,20 @@ mod tests {
         let widest = (*SUB_WIDTHS.end()).min(budget.ilog2() - 1);
         let other = [0x2001, 2, 0x2006, widest];
         assert!(Staged::with_splits(&planb, &other).is_ok());
-        let refused: [&[u32]; 8] = [
+        let full = budget.ilog2();
+        let refused: [&[u32]; 10] = [
             &[0x2001],
+            &[0x2001, 64],
+            &[0x2001, full, 0x2006, full],
             &[0x2006, 4, 0x2001, 4],
             &[0x2001, 4, 0x2001, 5],
             &[0x1_0000, 4],
             &[0x2001, 1],
             &[0x2001, 15],
             &[0x2002, 4],
-            &[0x2001, budget.ilog2() + 1],
+            &[0x2001, full + 1],
         ];
+        assert!(Staged::with_splits(&planb, &[0x2001, full]).is_ok());
         for splits in refused {
             assert!(
                 Staged::with_splits(&planb, splits).is_err(),
@@ -1312,17 +1330,17 @@ mod tests {
         planb.staged = Staged::with_splits(&planb, &other).unwrap();
         let staged = planb.staged.as_ref().unwrap();
         assert_eq!(staged.splits(), other);
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut random = random_addresses(0x2545_f491_4f6c_dd1d);
         for chunk in [0x2001u128, 0x2006] {
             let addrs: Vec<u128> = (0..2 * BLOCK)
-                .map(|_| (chunk << 112) | ((u128::from(next()) << 64 | u128::from(next())) >> 16))
+                .map(|_| (chunk << 112) | (random() >> 16))
                 .collect();
+            assert!(
+                addrs
+                    .chunks(BLOCK)
+                    .all(|b| staged.stages(b, |&a| (a >> 80) as u64)),
+                "{chunk:x}::/16 takes the staged walk"
+            );
             let mut out = vec![0; addrs.len()];
             planb.lookup_batch_raw(&addrs, &mut out, u32::MAX).unwrap();
             for (&a, &got) in addrs.iter().zip(&out) {
@@ -1389,14 +1407,7 @@ mod tests {
         let table = table(wide);
         let intervals = Intervals::from_table(&table);
         let planb = PlanB::build(&table, &BuildOptions::with_backend(Backend::Avx512)).unwrap();
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let mut random = || (u128::from(next()) << 64) | u128::from(next());
+        let mut random = random_addresses(0x9e37_79b9_7f4a_7c15);
         let spread: Vec<u128> = (0..4 * BLOCK).map(|_| random()).collect();
         // In the dense part of 2001:db8::/32 and in the fallback cell: walked.
         let deep: Vec<u128> = (0..3 * BLOCK)
