@@ -845,6 +845,16 @@ mod tests {
         routes.into_iter().collect()
     }
 
+    /// True (after saying what is skipped) when this CPU lacks AVX-512, so that a test of the
+    /// staged tables, which exist only where it runs, returns early.
+    fn without_avx512(what: &str) -> bool {
+        let lacks = !Backend::Avx512.is_available();
+        if lacks {
+            eprintln!("skipped: {what}; this CPU lacks AVX-512");
+        }
+        lacks
+    }
+
     /// Seeded pseudo-random IPv6 addresses (xorshift64, two draws an address).
     fn random_addresses(mut state: u64) -> impl FnMut() -> u128 {
         let mut next = move || {
@@ -863,8 +873,7 @@ mod tests {
 
     #[test]
     fn answered_entries_are_what_every_address_of_the_chunk_gets() {
-        if !Backend::Avx512.is_available() {
-            eprintln!("skipped: staged tables are made only where AVX-512 runs them");
+        if without_avx512("staged tables are made only where AVX-512 runs them") {
             return;
         }
         for wide in [false, true] {
@@ -1021,8 +1030,7 @@ mod tests {
 
     #[test]
     fn lines_model_follows_the_staged_batch() {
-        if !Backend::Avx512.is_available() {
-            eprintln!("skipped: staged tables are made only where AVX-512 runs them");
+        if without_avx512("staged tables are made only where AVX-512 runs them") {
             return;
         }
         let planb =
@@ -1112,8 +1120,7 @@ mod tests {
     /// a leaf block: never an answered block, since every key ends a range.
     #[test]
     fn blocks_keys_split_are_never_answered() {
-        if !Backend::Avx512.is_available() {
-            eprintln!("skipped: staged tables are made only where AVX-512 runs them");
+        if without_avx512("staged tables are made only where AVX-512 runs them") {
             return;
         }
         let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
@@ -1226,8 +1233,7 @@ mod tests {
 
     #[test]
     fn sub_tables_stay_within_their_budget() {
-        if !Backend::Avx512.is_available() {
-            eprintln!("skipped: staged tables are made only where AVX-512 runs them");
+        if without_avx512("staged tables are made only where AVX-512 runs them") {
             return;
         }
         let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
@@ -1251,8 +1257,7 @@ mod tests {
         use crate::saved::format::{Reader, Writer};
         use crate::storage::Backing;
         use std::sync::Arc;
-        if !Backend::Avx512.is_available() {
-            eprintln!("skipped: staged tables are made only where AVX-512 runs them");
+        if without_avx512("staged tables are made only where AVX-512 runs them") {
             return;
         }
         let reread = |planb: &PlanB<u128>| {
@@ -1323,8 +1328,7 @@ mod tests {
                 "{splits:x?} is refused"
             );
         }
-        if !Backend::Avx512.is_available() {
-            eprintln!("skipped the answers: the staged walk needs AVX-512, which this CPU lacks");
+        if without_avx512("the answers: the staged walk needs AVX-512") {
             return;
         }
         planb.staged = Staged::with_splits(&planb, &other).unwrap();
@@ -1394,8 +1398,7 @@ mod tests {
     /// fallback cell), mixed runs and short tails, each miss value, against the intervals.
     #[test]
     fn staged_batches_answer_as_the_intervals_do() {
-        if !Backend::Avx512.is_available() {
-            eprintln!("skipped: the staged walk needs AVX-512, which this CPU lacks");
+        if without_avx512("the staged walk needs AVX-512") {
             return;
         }
         for wide in [false, true] {
