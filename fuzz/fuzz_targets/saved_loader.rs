@@ -7,7 +7,9 @@
 //! Input: a flag byte, then edits of 5 bytes each (a 4-byte little-endian offset into a small
 //! valid saved table, modulo its length, and the byte to store). Flag bit 0 set: the input
 //! after the flag byte is the whole file instead. Flag bit 1 clear: the body checksum is
-//! recomputed after the edits.
+//! recomputed after the edits. Flag bit 2 set: the edits damage a second table, which also
+//! routes 2001::/16, so that on CPUs with AVX-512 that chunk gets a sub-table and the file
+//! holds PlanB's saved choice of sub-tables (`SPLITS`).
 
 #![no_main]
 
@@ -16,10 +18,11 @@ use std::sync::OnceLock;
 use ipfib::{Fib, Table};
 use libfuzzer_sys::fuzz_target;
 
-/// A small dual-stack table with nesting, a fallback cell and several tree levels.
-fn saved() -> &'static [u8] {
-    static SAVED: OnceLock<Vec<u8>> = OnceLock::new();
-    SAVED.get_or_init(|| {
+/// A small dual-stack table with nesting, a fallback cell and several tree levels; with
+/// `split`, also 2001::/16 (a chunk most of which one route answers: a sub-table's case).
+fn saved(split: bool) -> &'static [u8] {
+    static SAVED: [OnceLock<Vec<u8>>; 2] = [OnceLock::new(), OnceLock::new()];
+    SAVED[usize::from(split)].get_or_init(|| {
         let mut t = Table::new();
         for (i, net) in [
             "0.0.0.0/0",
@@ -39,6 +42,9 @@ fn saved() -> &'static [u8] {
             t.insert(format!("10.2.{}.0/24", i % 256).parse().unwrap(), 1000 + i)
                 .unwrap();
         }
+        if split {
+            t.insert("2001::/16".parse().unwrap(), 5).unwrap();
+        }
         let mut out = Vec::new();
         Fib::build(&t, "planb").unwrap().write_to(&mut out).unwrap();
         out
@@ -52,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
     let mut bytes = if flag & 1 != 0 {
         rest.to_vec()
     } else {
-        let mut b = saved().to_vec();
+        let mut b = saved(flag & 4 != 0).to_vec();
         for edit in rest.chunks_exact(5) {
             let at = u32::from_le_bytes([edit[0], edit[1], edit[2], edit[3]]) as usize % b.len();
             b[at] = edit[4];
