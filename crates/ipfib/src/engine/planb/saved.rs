@@ -205,23 +205,38 @@ impl<A: Family> PlanB<A> {
     }
 }
 
+/// `t`'s sections (with `meta` as its `META` words, else its own) written to a file in memory
+/// and read back with `backend`, every section used.
+#[cfg(test)]
+pub(super) fn reread<A: Family>(
+    t: &PlanB<A>,
+    meta: Option<&[u64]>,
+    backend: Backend,
+) -> Result<PlanB<A>, OpenError> {
+    let mut w = Writer::new("planb");
+    w.owned(
+        id::<A>(META, 0),
+        meta.map_or_else(|| t.meta().to_vec(), <[u64]>::to_vec),
+    );
+    t.write_arrays(&mut w);
+    let mut bytes = Vec::new();
+    w.write(&mut bytes).expect("writing to memory");
+    let r = Reader::new(Arc::new(crate::storage::Backing::copy(&bytes)))?;
+    let back = PlanB::read_sections(&r, backend)?;
+    r.check_all_used()?;
+    Ok(back)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::{Build, BuildOptions, Lookup};
     use crate::prefix::Prefix;
     use crate::route_table::RouteTable;
-    use crate::storage::Backing;
 
     /// `t`'s sections with `meta` as its `META` words, read back.
     fn reread(t: &PlanB<u32>, meta: &[u64]) -> Result<PlanB<u32>, OpenError> {
-        let mut w = Writer::new("planb");
-        w.owned(id::<u32>(META, 0), meta.to_vec());
-        t.write_arrays(&mut w);
-        let mut bytes = Vec::new();
-        w.write(&mut bytes).unwrap();
-        let r = Reader::new(Arc::new(Backing::copy(&bytes)))?;
-        PlanB::<u32>::read_sections(&r, Backend::Scalar)
+        super::reread(t, Some(meta), Backend::Scalar)
     }
 
     /// Files from before narrow leaves (four `META` words) open as wide; a leaf format this

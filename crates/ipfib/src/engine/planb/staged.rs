@@ -301,6 +301,11 @@ fn runs_staged<A: Family>(t: &PlanB<A>) -> bool {
         && lines <= ENTRY_NODE as usize + 1
 }
 
+/// Whether `chunk` has more than one range, the least a sub-table needs to split.
+fn has_ranges_to_split<A: Family>(t: &PlanB<A>, chunk: usize) -> bool {
+    t.ranges(chunk).nth(1).is_some()
+}
+
 /// `splits` ([`Staged::splits`]) as (chunk, width) pairs, if they keep the staged walk in
 /// bounds: ascending chunks of more than one range, widths of [`SUB_WIDTHS`], and no more
 /// entries in all than `t`'s budget. (The greedy would not make every such choice, but any
@@ -325,7 +330,7 @@ fn checked_splits<A: Family>(t: &PlanB<A>, splits: &[u32]) -> Result<Vec<(usize,
         if !SUB_WIDTHS.contains(&b) {
             return Err(format!("sub-table of chunk {chunk}: width {b} bits"));
         }
-        if t.ranges(chunk).nth(1).is_none() {
+        if !has_ranges_to_split(t, chunk) {
             return Err(format!("sub-table of chunk {chunk}, which has one range"));
         }
         used += 1 << b;
@@ -696,7 +701,7 @@ impl Ord for Widening {
 /// widening, not a pass over every chunk (a table can have thousands of candidates).
 fn split<A: Family>(t: &PlanB<A>, entries: &mut [u32], budget: usize) -> Box<[u32]> {
     let candidates: Vec<Candidate> = (0..entries.len())
-        .filter(|&c| entries[c] & ANSWERED == 0 && t.ranges(c).nth(1).is_some())
+        .filter(|&c| entries[c] & ANSWERED == 0 && has_ranges_to_split(t, c))
         .map(|c| Candidate::new(t, c).valued())
         .collect();
     let mut width: Vec<Option<usize>> = vec![None; candidates.len()];
@@ -1254,20 +1259,11 @@ mod tests {
     /// the same staged tables from that choice as a build makes by choosing.
     #[test]
     fn the_choice_of_sub_tables_is_saved_and_made_again() {
-        use crate::saved::format::{Reader, Writer};
-        use crate::storage::Backing;
-        use std::sync::Arc;
         if without_avx512("staged tables are made only where AVX-512 runs them") {
             return;
         }
         let reread = |planb: &PlanB<u128>| {
-            let mut w = Writer::new("planb");
-            planb.write_sections(&mut w);
-            let mut bytes = Vec::new();
-            w.write(&mut bytes).unwrap();
-            let r = Reader::new(Arc::new(Backing::copy(&bytes))).unwrap();
-            let back = PlanB::<u128>::read_sections(&r, Backend::Avx512).unwrap();
-            r.check_all_used().unwrap();
+            let back = super::super::saved::reread(planb, None, Backend::Avx512).unwrap();
             back.staged.unwrap()
         };
         for wide in [false, true] {

@@ -756,8 +756,8 @@ pub mod x86 {
     ///
     /// # Safety
     /// `block` is as above and inside `addrs` and `out`, `staged` were made by
-    /// [`Staged::of`] or [`Staged::with_splits`], each class holds fewer than [`LANES`] lanes, and the CPU has AVX-512F
-    /// (the token).
+    /// [`Staged::of`] or [`Staged::with_splits`], each class holds fewer than [`LANES`]
+    /// lanes, and the CPU has AVX-512F (the token).
     #[inline(always)]
     unsafe fn stage<I: AddressInput<u128>, const SWAP: bool>(
         s: Avx512,
@@ -780,9 +780,9 @@ pub mod x86 {
         // most 16, so before step `j` `len < LANES + 16 j` and the store ends inside
         // `PACKED`. Gather indices are chunk numbers (the top 16 bits), below 2^16 =
         // `entries.len()`, and for split lanes a sub-table's first index plus the key shifted
-        // down to the sub-table's width, inside `sub` (as `Staged::of` and `Staged::with_splits` make them). Positions
-        // are below the batch length, which fits 32 bits (`staged::batch`). The CPU has
-        // AVX-512F (caller).
+        // down to the sub-table's width, inside `sub` (as `Staged::of` and
+        // `Staged::with_splits` make them). Positions are below the batch length, which fits
+        // 32 bits (`staged::batch`). The CPU has AVX-512F (caller).
         unsafe {
             let high_halves = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
             let lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
