@@ -73,8 +73,8 @@ unsigned int ipfib_dpdk_max_simd_bitwidth(void)
 
 /* ---- rte_fib6 (TRIE) ----------------------------------------------------------------------- */
 
-/* nh_bytes is 4 or 8. The default next hop is 0: the Rust side stores next_hop + 1, so 0 is
- * "no route" exactly. Requests the AVX-512 bulk lookup; when DPDK refuses it (no AVX-512F/DQ/BW,
+/* nh_bytes is 2, 4 or 8: the Rust side picks the narrowest that holds the table. The default
+ * next hop is 0: the Rust side stores next_hop + 1, so 0 is "no route" exactly. Requests the AVX-512 bulk lookup; when DPDK refuses it (no AVX-512F/DQ/BW,
  * or the EAL's SIMD width is below 512) selects the scalar trie lookup explicitly, so *avx512
  * names the function that answers either way. */
 struct rte_fib6 *ipfib_fib6_create(const char *name, uint32_t max_routes, uint32_t num_tbl8,
@@ -88,7 +88,9 @@ struct rte_fib6 *ipfib_fib6_create(const char *name, uint32_t max_routes, uint32
 	conf.default_nh = 0;
 	conf.max_routes = (int)max_routes;
 	conf.rib_ext_sz = 0;
-	conf.trie.nh_sz = nh_bytes == 8 ? RTE_FIB6_TRIE_8B : RTE_FIB6_TRIE_4B;
+	conf.trie.nh_sz = nh_bytes == 8 ? RTE_FIB6_TRIE_8B
+			  : nh_bytes == 4 ? RTE_FIB6_TRIE_4B
+					  : RTE_FIB6_TRIE_2B;
 	conf.trie.num_tbl8 = num_tbl8;
 
 	fib = rte_fib6_create(name, SOCKET_ID_ANY, &conf);
@@ -121,8 +123,8 @@ void ipfib_fib6_free(struct rte_fib6 *fib)
 
 /* ---- rte_fib (DIR24_8) --------------------------------------------------------------------- */
 
-/* As ipfib_fib6_create; the scalar fallback is the macro-based one, which is also what
- * RTE_FIB_LOOKUP_DEFAULT falls back to. */
+/* As ipfib_fib6_create, with nh_bytes 1, 2, 4 or 8; the scalar fallback is the macro-based
+ * one, which is also what RTE_FIB_LOOKUP_DEFAULT falls back to. */
 struct rte_fib *ipfib_fib4_create(const char *name, uint32_t max_routes, uint32_t num_tbl8,
 				  int nh_bytes, int *avx512, int *err)
 {
@@ -134,7 +136,10 @@ struct rte_fib *ipfib_fib4_create(const char *name, uint32_t max_routes, uint32_
 	conf.default_nh = 0;
 	conf.max_routes = (int)max_routes;
 	conf.rib_ext_sz = 0;
-	conf.dir24_8.nh_sz = nh_bytes == 8 ? RTE_FIB_DIR24_8_8B : RTE_FIB_DIR24_8_4B;
+	conf.dir24_8.nh_sz = nh_bytes == 8 ? RTE_FIB_DIR24_8_8B
+			    : nh_bytes == 4 ? RTE_FIB_DIR24_8_4B
+			    : nh_bytes == 2 ? RTE_FIB_DIR24_8_2B
+					    : RTE_FIB_DIR24_8_1B;
 	conf.dir24_8.num_tbl8 = num_tbl8;
 
 	fib = rte_fib_create(name, SOCKET_ID_ANY, &conf);

@@ -1,9 +1,11 @@
 //! `rte_fib` (DIR-24-8) as an IPv4 [`Lookup`], with AVX-512 bulk lookups.
 //!
 //! Next hops are stored as `next_hop + 1` with DPDK's default (miss) value 0, so a miss maps
-//! to `None` exactly and every `u32` next hop is representable: entries are 4 bytes when every
-//! `next_hop + 1` fits DPDK's 31-bit 4-byte limit, else 8 bytes. `rte_fib` accepts a /0 route
-//! as it is. It needs one tbl8 group per /24 block holding routes longer than /24, exactly.
+//! to `None` exactly and every `u32` next hop is representable. Entries are the narrowest of
+//! DPDK's 1, 2, 4 and 8 bytes that hold every `next_hop + 1` and the tbl8 group count (one
+//! bit of each entry marks an extended entry): DPDK at its best, since the 2^24-entry first
+//! level is most of what a lookup reads. `rte_fib` accepts a /0 route as it is. It needs one
+//! tbl8 group per /24 block holding routes longer than /24, exactly.
 
 use std::ffi::c_int;
 use std::ptr::NonNull;
@@ -42,12 +44,8 @@ impl DpdkFib {
     /// Builds the FIB, starting the EAL if it is not running yet (see [`crate::eal`]).
     pub fn build(table: &RouteTable<u32>) -> Result<Self, DpdkError> {
         let routes = common::capacity(ENGINE, "routes", table.len().max(1) as u64, MAX_ROUTES)?;
-        let entry_bytes = sizing::fib_entry_bytes(table);
-        let max_tbl8 = if entry_bytes == 4 {
-            sizing::FIB_4B_MAX_VALUE
-        } else {
-            u64::from(u32::MAX)
-        };
+        // Every count fits an 8-byte entry; the entry size is chosen per attempt below.
+        let max_tbl8 = u64::from(u32::MAX);
         let groups = sizing::ipv4_tbl8_groups(table.iter().map(|(p, _)| p));
         let long_routes = table.iter().filter(|(p, _)| p.len() > 24).count() as u64;
         let first = Capacity {
@@ -59,6 +57,11 @@ impl DpdkFib {
             tbl8: common::capacity(ENGINE, "tbl8 groups", long_routes.max(1), max_tbl8)?,
         };
         common::with_fallback(first, fallback, |cap| {
+            // The narrowest entry that holds the next hops and this many tbl8 groups (8 bytes
+            // hold every `u32` next hop + 1 and every `u32` count).
+            let entry_bytes =
+                sizing::fib_entry_bytes(table, u64::from(cap.tbl8), &sizing::FIB4_ENTRY_BYTES)
+                    .unwrap_or(8);
             Self::build_with(table, cap, entry_bytes)
         })
     }
@@ -119,7 +122,7 @@ impl DpdkFib {
         self.avx512
     }
 
-    /// Bytes per table entry (4 or 8, see the module doc).
+    /// Bytes per table entry (see the module doc).
     pub fn entry_bytes(&self) -> u8 {
         self.entry_bytes
     }

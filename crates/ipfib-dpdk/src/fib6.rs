@@ -2,9 +2,10 @@
 //! AVX-512 bulk lookups.
 //!
 //! Next hops are stored as `next_hop + 1` with DPDK's default (miss) value 0, so a miss maps
-//! to `None` exactly and every `u32` next hop is representable: entries are 4 bytes when every
-//! `next_hop + 1` fits DPDK's 31-bit 4-byte limit, else 8 bytes. `rte_fib6` accepts a /0
-//! route as it is.
+//! to `None` exactly and every `u32` next hop is representable. Entries are the narrowest of
+//! DPDK's 2, 4 and 8 bytes that hold every `next_hop + 1` and the tbl8 group count (one bit
+//! of each entry marks an extended entry): DPDK at its best. `rte_fib6` accepts a /0 route as
+//! it is.
 
 use std::ffi::c_int;
 use std::ptr::NonNull;
@@ -43,12 +44,8 @@ impl DpdkFib6 {
     /// Builds the FIB, starting the EAL if it is not running yet (see [`crate::eal`]).
     pub fn build(table: &RouteTable<u128>) -> Result<Self, DpdkError> {
         let routes = common::capacity(ENGINE, "routes", table.len().max(1) as u64, MAX_ROUTES)?;
-        let entry_bytes = sizing::fib_entry_bytes(table);
-        let max_tbl8 = if entry_bytes == 4 {
-            sizing::FIB_4B_MAX_VALUE
-        } else {
-            u64::from(u32::MAX)
-        };
+        // Every count fits an 8-byte entry; the entry size is chosen per attempt below.
+        let max_tbl8 = u64::from(u32::MAX);
         let reserved = sizing::fib6_reserved_tbl8_groups(table);
         let bound = sizing::fib6_tbl8_bound(table);
         let first = Capacity {
@@ -60,6 +57,11 @@ impl DpdkFib6 {
             tbl8: common::capacity(ENGINE, "tbl8 groups", bound.max(1), max_tbl8)?,
         };
         common::with_fallback(first, fallback, |cap| {
+            // The narrowest entry that holds the next hops and this many tbl8 groups (8 bytes
+            // hold every `u32` next hop + 1 and every `u32` count).
+            let entry_bytes =
+                sizing::fib_entry_bytes(table, u64::from(cap.tbl8), &sizing::FIB6_ENTRY_BYTES)
+                    .unwrap_or(8);
             Self::build_with(table, cap, entry_bytes)
         })
     }
@@ -117,7 +119,7 @@ impl DpdkFib6 {
         self.avx512
     }
 
-    /// Bytes per table entry (4 or 8, see the module doc).
+    /// Bytes per table entry (see the module doc).
     pub fn entry_bytes(&self) -> u8 {
         self.entry_bytes
     }

@@ -22,9 +22,17 @@ pub const LPM4_MAX_NEXT_HOP: u32 = (1 << 24) - 1;
 /// The largest next hop `rte_lpm6` stores (a 21-bit field; wider values are truncated by DPDK
 /// without an error, so they are refused here).
 pub const LPM6_MAX_NEXT_HOP: u32 = (1 << 21) - 1;
-/// The largest value a 4-byte `rte_fib`/`rte_fib6` entry holds: one bit of the entry marks an
-/// extended (tbl8) entry.
-pub const FIB_4B_MAX_VALUE: u64 = (1 << 31) - 1;
+/// The entry sizes `rte_fib` (DIR-24-8) offers, narrowest first (`RTE_FIB_DIR24_8_1B` .. `_8B`).
+pub const FIB4_ENTRY_BYTES: [u8; 4] = [1, 2, 4, 8];
+/// The entry sizes `rte_fib6` (TRIE) offers, narrowest first (`RTE_FIB6_TRIE_2B` .. `_8B`).
+pub const FIB6_ENTRY_BYTES: [u8; 3] = [2, 4, 8];
+
+/// The largest value an `rte_fib`/`rte_fib6` entry of `bytes` bytes holds (DPDK's
+/// `get_max_nh`): one bit of every entry marks an extended (tbl8) entry. DPDK refuses to create
+/// a structure whose tbl8 group count exceeds it, and a route whose next hop does.
+pub const fn fib_max_value(bytes: u8) -> u64 {
+    (1u64 << (8 * bytes as u32 - 1)) - 1
+}
 
 /// The routes to hand to `rte_lpm`/`rte_lpm6`, which take depths 1..=BITS only.
 ///
@@ -53,19 +61,21 @@ pub fn first_next_hop_above<A: Address>(
     table.iter().find(|&(_, nh)| nh > max)
 }
 
-/// Bytes per `rte_fib`/`rte_fib6` entry: 4 when every stored value (`next_hop + 1`, see
-/// [`crate`]) fits a 4-byte entry, else 8.
-pub fn fib_entry_bytes<A: Address>(table: &RouteTable<A>) -> u8 {
+/// Bytes per `rte_fib`/`rte_fib6` entry: the narrowest of `sizes` whose entries hold every
+/// stored value (`next_hop + 1`, see [`crate`]) and the number of `tbl8` groups, or `None` when
+/// even the widest does not.
+///
+/// The narrowest entry is DPDK at its best: its first-level table is `2^24` entries whatever the
+/// table, so halving the entry halves the memory almost every lookup reads (`rte_fib` with
+/// 2-byte entries ran 1.6x its 4-byte speed on the et-2015 table, BENCHMARKS.md "Session 18").
+pub fn fib_entry_bytes<A: Address>(table: &RouteTable<A>, tbl8: u64, sizes: &[u8]) -> Option<u8> {
     let max_stored = table
         .iter()
         .map(|(_, nh)| u64::from(nh) + 1)
         .max()
         .unwrap_or(0);
-    if max_stored <= FIB_4B_MAX_VALUE {
-        4
-    } else {
-        8
-    }
+    let need = max_stored.max(tbl8);
+    sizes.iter().copied().find(|&b| fib_max_value(b) >= need)
 }
 
 /// The number of /24 blocks that contain a route longer than /24. `rte_lpm` and `rte_fib`
@@ -234,13 +244,40 @@ mod tests {
     }
 
     #[test]
-    fn fib_entries_widen_only_when_next_hop_plus_one_overflows_31_bits() {
-        let t = t6(&[("::/0", (1 << 31) - 2)]);
-        assert_eq!(fib_entry_bytes(&t), 4);
-        let t = t6(&[("::/0", (1 << 31) - 1)]);
-        assert_eq!(fib_entry_bytes(&t), 8);
-        let t = t6(&[("::/0", u32::MAX)]);
-        assert_eq!(fib_entry_bytes(&t), 8);
+    fn entry_limits_are_dpdks() {
+        assert_eq!(fib_max_value(1), 127);
+        assert_eq!(fib_max_value(2), 32_767);
+        assert_eq!(fib_max_value(4), (1 << 31) - 1);
+        assert_eq!(fib_max_value(8), (1 << 63) - 1);
+    }
+
+    #[test]
+    fn fib_entries_are_the_narrowest_that_hold_next_hop_plus_one() {
+        let bytes = |nh: u32| fib_entry_bytes(&t6(&[("::/0", nh)]), 1, &FIB4_ENTRY_BYTES);
+        assert_eq!(bytes(0), Some(1));
+        assert_eq!(bytes(126), Some(1));
+        assert_eq!(bytes(127), Some(2));
+        assert_eq!(bytes(32_766), Some(2));
+        assert_eq!(bytes(32_767), Some(4));
+        assert_eq!(bytes((1 << 31) - 2), Some(4));
+        assert_eq!(bytes((1 << 31) - 1), Some(8));
+        assert_eq!(bytes(u32::MAX), Some(8));
+        // rte_fib6 has no 1-byte entries.
+        let t = t6(&[("::/0", 5)]);
+        assert_eq!(fib_entry_bytes(&t, 1, &FIB6_ENTRY_BYTES), Some(2));
+    }
+
+    #[test]
+    fn fib_entries_are_wide_enough_to_count_the_tbl8_groups() {
+        let t = t6(&[("::/0", 1)]);
+        assert_eq!(fib_entry_bytes(&t, 127, &FIB4_ENTRY_BYTES), Some(1));
+        assert_eq!(fib_entry_bytes(&t, 128, &FIB4_ENTRY_BYTES), Some(2));
+        assert_eq!(fib_entry_bytes(&t, 32_768, &FIB4_ENTRY_BYTES), Some(4));
+        assert_eq!(fib_entry_bytes(&t, 1 << 31, &FIB6_ENTRY_BYTES), Some(8));
+        assert_eq!(fib_entry_bytes(&t, 1 << 63, &FIB6_ENTRY_BYTES), None);
+        // An empty table stores nothing: the narrowest entry.
+        let empty = RouteTable::<u32>::new();
+        assert_eq!(fib_entry_bytes(&empty, 1, &FIB6_ENTRY_BYTES), Some(2));
     }
 
     #[test]

@@ -185,6 +185,50 @@ fn fib_stores_the_widest_next_hops_exactly() {
     assert_same(&fib, &t, &probes(&t, 100, 3));
 }
 
+/// Each entry size DPDK offers, at the largest next hop it holds and one past it: the narrowest
+/// entry is chosen and answers exactly (with routes longer than /24, so tbl8 entries too).
+#[test]
+fn fib_entries_are_the_narrowest_that_hold_the_next_hops() {
+    for (max, bytes) in [
+        (126, 1),
+        (127, 2),
+        (32_766, 2),
+        (32_767, 4),
+        ((1 << 31) - 2, 4),
+    ] {
+        let t = table::<u32>(&[
+            ("10.0.0.0/8", max),
+            ("10.1.2.0/25", 0),
+            ("10.1.2.128/26", 5),
+        ]);
+        let fib = DpdkFib::build(&t).unwrap();
+        assert_eq!(fib.entry_bytes(), bytes, "rte_fib, largest next hop {max}");
+        assert_same(&fib, &t, &probes(&t, 100, 4));
+    }
+    for (max, bytes) in [(0, 2), (32_766, 2), (32_767, 4), ((1 << 31) - 2, 4)] {
+        let t = table::<u128>(&[
+            ("2001:db8::/32", max),
+            ("2001:db8::/64", 0),
+            ("2001:db8::1/128", 6),
+        ]);
+        let fib6 = DpdkFib6::build(&t).unwrap();
+        assert_eq!(
+            fib6.entry_bytes(),
+            bytes,
+            "rte_fib6, largest next hop {max}"
+        );
+        assert_same(&fib6, &t, &probes(&t, 100, 4));
+    }
+    // Small next hops, but more tbl8 groups (one per /24 block with a /25) than a 1-byte entry
+    // can count: DPDK refuses such a structure, so the entry is 2 bytes.
+    let long: Vec<String> = (0..200).map(|i| format!("10.0.{i}.0/25")).collect();
+    let routes: Vec<(&str, u32)> = long.iter().map(|s| (s.as_str(), 3)).collect();
+    let t = table::<u32>(&routes);
+    let fib = DpdkFib::build(&t).unwrap();
+    assert_eq!(fib.entry_bytes(), 2);
+    assert_same(&fib, &t, &probes(&t, 100, 5));
+}
+
 #[test]
 fn lpm_refuses_next_hops_wider_than_its_field() {
     let t = table::<u32>(&[("10.0.0.0/8", 1), ("10.0.0.0/16", 1 << 24)]);
