@@ -46,6 +46,18 @@ run_step "clippy" cargo clippy --workspace --all-targets -- -D warnings
 # The API documentation: no broken or private intra-doc links.
 run_step "docs" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 run_step "tests" run_tests
+# DPDK's comparators (the C shim, and their answers against the reference) where libdpdk is
+# installed (scripts/install-dpdk.sh): they are what every ratio in BENCHMARKS.md is measured
+# against. Machines without it skip, saying so.
+run_dpdk_tests() {
+    if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists libdpdk; then
+        echo "libdpdk is not installed (scripts/install-dpdk.sh): DPDK comparator tests skipped"
+        return 0
+    fi
+    cargo clippy -p ipfib-dpdk -p ipfib-cli --features dpdk --all-targets -- -D warnings &&
+        cargo test -p ipfib-dpdk --features dpdk 2>&1 | tee -a "$log"
+}
+run_step "dpdk-tests" run_dpdk_tests
 # The C library: example and tests compiled with the system cc against the checked-in header
 # (its freshness is the ipfib-capi `header_is_fresh` test above).
 run_step "c-tests" bash scripts/c-tests.sh
