@@ -74,9 +74,10 @@ unsigned int ipfib_dpdk_max_simd_bitwidth(void)
 /* ---- rte_fib6 (TRIE) ----------------------------------------------------------------------- */
 
 /* nh_bytes is 2, 4 or 8: the Rust side picks the narrowest that holds the table. The default
- * next hop is 0: the Rust side stores next_hop + 1, so 0 is "no route" exactly. Requests the AVX-512 bulk lookup; when DPDK refuses it (no AVX-512F/DQ/BW,
- * or the EAL's SIMD width is below 512) selects the scalar trie lookup explicitly, so *avx512
- * names the function that answers either way. */
+ * next hop is 0: the Rust side stores next_hop + 1, so 0 is "no route" exactly. Requests the
+ * AVX-512 bulk lookup; when DPDK refuses it (no AVX-512F/DQ/BW, or the EAL's SIMD width is
+ * below 512) selects the scalar trie lookup explicitly, so *avx512 names the function that
+ * answers either way. */
 struct rte_fib6 *ipfib_fib6_create(const char *name, uint32_t max_routes, uint32_t num_tbl8,
 				   int nh_bytes, int *avx512, int *err)
 {

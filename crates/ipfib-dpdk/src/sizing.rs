@@ -27,9 +27,9 @@ pub const FIB4_ENTRY_BYTES: [u8; 4] = [1, 2, 4, 8];
 /// The entry sizes `rte_fib6` (TRIE) offers, narrowest first (`RTE_FIB6_TRIE_2B` .. `_8B`).
 pub const FIB6_ENTRY_BYTES: [u8; 3] = [2, 4, 8];
 
-/// The largest value an `rte_fib`/`rte_fib6` entry of `bytes` bytes holds (DPDK's
-/// `get_max_nh`): one bit of every entry marks an extended (tbl8) entry. DPDK refuses to create
-/// a structure whose tbl8 group count exceeds it, and a route whose next hop does.
+/// The largest value an `rte_fib`/`rte_fib6` entry of `bytes` bytes (1, 2, 4 or 8) holds
+/// (DPDK's `get_max_nh`): one bit of every entry marks an extended (tbl8) entry. DPDK refuses
+/// to create a structure whose tbl8 group count exceeds it, and a route whose next hop does.
 pub const fn fib_max_value(bytes: u8) -> u64 {
     (1u64 << (8 * bytes as u32 - 1)) - 1
 }
