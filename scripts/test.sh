@@ -68,7 +68,8 @@ run_dpdk_tests() {
         return 0
     fi
     cargo clippy -p ipfib-dpdk -p ipfib-cli --features dpdk --all-targets -- -D warnings &&
-        cargo test -p ipfib-dpdk --features dpdk 2>&1 | tee -a "$log"
+        cargo test -p ipfib-dpdk --features dpdk 2>&1 | tee -a "$log" &&
+        cargo test -p ipfib-cli --features dpdk --bin ipfib -- bench::native 2>&1 | tee -a "$log"
 }
 run_step "dpdk-tests" run_dpdk_tests
 # The C library: example and tests compiled with the system cc against the checked-in header

@@ -7,7 +7,8 @@
 //!   on the engine ([`Engine`]): ours `lookup_batch_raw` into `u32`s, as `ipfib::Fib`'s batch
 //!   lookups call it; a comparator with a native batch its own bulk lookup on the sequence
 //!   converted to its layout before timing (DPDK: `rte_fib6_lookup_bulk` on 16-byte
-//!   network-order keys into `u64`s, ...); other comparators `lookup_batch` into `Option`s.
+//!   network-order keys into `u64`s, ..., in bursts of at most 32 addresses per call, as a DPDK
+//!   application looks up a receive burst); other comparators `lookup_batch` into `Option`s.
 //! * **latency** (DXR's SEQ): lookup `i` uses address `trace[i] ^ (answer[i-1] & 1)`, a miss
 //!   counting as answer 0. The XOR is a data dependency on the previous answer, so the CPU
 //!   cannot start a lookup before the previous one has finished; ns/lookup is then the latency

@@ -29,7 +29,8 @@ pub trait NativeBatch<A: Address>: Send + Sync {
 /// A sequence in a comparator's layout.
 pub trait Prepared: Sync {
     /// A lookup loop over this sequence with its own answer array for `chunk` addresses per
-    /// call (one per thread, allocated before timing).
+    /// call, or fewer where the comparator is called in smaller bursts ([`NativeInfo::burst`])
+    /// (one per thread, allocated before timing).
     fn runner(&self, chunk: usize) -> Box<dyn Runner + '_>;
 }
 
@@ -59,6 +60,9 @@ pub struct NativeInfo {
     pub next_hop_bytes: u8,
     /// Bytes per answer in the output array (the comparator's next-hop type).
     pub answer_bytes: u8,
+    /// The most addresses one bulk call gets, when the comparator is called in bursts smaller
+    /// than the bench's chunk (DPDK: a receive burst), else `None`.
+    pub burst: Option<usize>,
     /// The memory pages its tables live on (`2 MiB pages`, `4 KiB pages`), where the library
     /// maps its own memory: on small pages a large table pays TLB misses its deployments do
     /// not, so the report shows it.
@@ -98,6 +102,13 @@ mod dpdk {
 
     use super::{NativeBatch, NativeInfo, Prepared, Runner};
 
+    /// Addresses per DPDK bulk call at most: a DPDK application looks up the addresses of one
+    /// receive burst at a time (l3fwd's `MAX_PKT_BURST` is 32), and that is also where DPDK is
+    /// fastest: `rte_fib` on et-2015 matched ran 506–513 M/s in calls of 32 against 461–464 in
+    /// calls of 4,096 (`rte_fib6` on dfz10 the same either way; BENCHMARKS.md, "Session 18").
+    /// A smaller `--chunk` is kept.
+    pub const BURST: usize = 32;
+
     /// A DPDK comparator with its native bulk lookup.
     pub struct Dpdk<E>(pub E);
 
@@ -114,6 +125,7 @@ mod dpdk {
                 selected: b.selected,
                 next_hop_bytes: b.next_hop_bytes,
                 answer_bytes: std::mem::size_of::<E::Hop>() as u8,
+                burst: Some(BURST),
                 pages: ipfib_dpdk::eal_info().map(|e| e.pages()),
                 small_pages: ipfib_dpdk::eal_info().is_some_and(|e| e.small_pages()),
             }
@@ -138,7 +150,7 @@ mod dpdk {
         fn runner(&self, chunk: usize) -> Box<dyn Runner + '_> {
             Box::new(KeysRunner {
                 keys: self,
-                hops: vec![E::Hop::default(); chunk.max(1)],
+                hops: vec![E::Hop::default(); chunk.clamp(1, BURST)],
             })
         }
     }
@@ -180,6 +192,81 @@ mod dpdk {
             Ok(())
         }
     }
+
+    #[cfg(test)]
+    mod tests {
+        use std::sync::Mutex;
+
+        use ipfib::{Lookup, LookupError, NextHop};
+        use ipfib_dpdk::{BulkLookup, NativeBulk};
+
+        use super::{Dpdk, BURST};
+        use crate::bench::native::NativeBatch;
+
+        /// Answers every address with itself, and records the length of each bulk call.
+        #[derive(Default)]
+        struct Echo {
+            calls: Mutex<Vec<usize>>,
+        }
+
+        impl Lookup<u32> for Echo {
+            fn name(&self) -> &'static str {
+                "echo"
+            }
+            fn lookup(&self, addr: u32) -> Option<NextHop> {
+                Some(addr)
+            }
+            fn memory_bytes(&self) -> usize {
+                0
+            }
+        }
+
+        impl NativeBulk<u32> for Echo {
+            type Key = u32;
+            type Hop = u64;
+            fn key(addr: u32) -> u32 {
+                addr
+            }
+            fn lookup_bulk(&self, keys: &[u32], hops: &mut [u64]) -> Result<(), LookupError> {
+                ipfib::engine::check_batch(keys.len(), hops.len())?;
+                self.calls.lock().unwrap().push(keys.len());
+                for (h, &k) in hops.iter_mut().zip(keys) {
+                    *h = u64::from(k) + 1;
+                }
+                Ok(())
+            }
+            fn decode(&self, hop: u64) -> Option<NextHop> {
+                hop.checked_sub(1).map(|h| h as NextHop)
+            }
+            fn bulk_lookup(&self) -> BulkLookup {
+                BulkLookup {
+                    call: "echo_bulk",
+                    requested: None,
+                    selected: "scalar",
+                    next_hop_bytes: 8,
+                }
+            }
+        }
+
+        #[test]
+        fn dpdk_is_called_a_burst_at_a_time() {
+            let dpdk = Dpdk(Echo::default());
+            assert_eq!(dpdk.info().burst, Some(BURST));
+            let addrs: Vec<u32> = (0..100).collect();
+            let prepared = dpdk.prepare(&addrs);
+            let bursts = vec![BURST, BURST, BURST, 100 - 3 * BURST];
+            for (chunk, calls) in [(4096, bursts), (10, vec![10; 10])] {
+                let mut runner = prepared.runner(chunk);
+                dpdk.0.calls.lock().unwrap().clear();
+                runner.run(0..100).unwrap();
+                assert_eq!(*dpdk.0.calls.lock().unwrap(), calls, "chunk {chunk}");
+                let mut out = vec![None; 100];
+                runner.answers(0..100, &mut out).unwrap();
+                let expected: Vec<Option<NextHop>> = addrs.iter().map(|&a| Some(a)).collect();
+                assert_eq!(out, expected, "chunk {chunk}");
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -194,6 +281,7 @@ mod tests {
             selected: "avx512",
             next_hop_bytes: 4,
             answer_bytes: 8,
+            burst: Some(32),
             pages: Some("2 MiB pages".into()),
             small_pages: false,
         };

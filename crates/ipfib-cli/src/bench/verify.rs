@@ -317,6 +317,7 @@ mod tests {
                 selected: "scalar",
                 next_hop_bytes: 8,
                 answer_bytes: 8,
+                burst: None,
                 pages: None,
                 small_pages: false,
             }
