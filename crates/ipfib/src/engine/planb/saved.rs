@@ -4,16 +4,16 @@
 //! files written before narrow leaves existed have the first four, and wide leaves), `DIRECT` (the
 //! direct table), `SEGMENT_OF` (the per-chunk segment table, empty with one segment), and per
 //! segment `LINES` (the 64-byte nodes), `CELLS`, `STARTS` and `ANSWERS` (its fallback cells),
-//! and `SPLITS` where the table has staged tables: the chunks given sub-tables and their widths
-//! ([`super::staged::Staged::splits`]), so that an open makes the sub-tables without choosing
-//! them again (files without it choose at open).
+//! and `SPLITS` where the structure takes staged tables: the chunks given sub-tables and their
+//! widths ([`super::staged::Staged::choice`]), so that an open makes the sub-tables without
+//! choosing them again (files without it choose at open).
 //! The direct table and the lines, nearly all of the bytes, are used in place in the file's
 //! mapping; the rest is small and copied. Nothing read is trusted: every invariant the
 //! unchecked walk relies on is checked by [`super::validate`] before the structure exists as
 //! a `PlanB`, and `SPLITS` by [`super::staged::Staged::with_splits`]. (`SPLITS` came after
 //! version 1 files were first written, without a version change: older readers refuse a file
-//! that has it as having an unknown section, and whether a file has it depends on whether
-//! the writing CPU runs AVX-512.)
+//! that has it as having an unknown section. The choice is made from the structure alone, so
+//! a file is the same whether or not the CPU that wrote it runs AVX-512.)
 
 use std::sync::Arc;
 
@@ -52,7 +52,7 @@ impl<A: Family> PlanB<A> {
     /// Adds this family's sections to `w`.
     pub(crate) fn write_sections<'a>(&'a self, w: &mut Writer<'a>) {
         w.owned(id::<A>(META, 0), self.meta().to_vec());
-        self.write_arrays(w);
+        self.write_arrays(w, super::staged::Staged::choice(self));
     }
 
     /// The `META` words.
@@ -68,11 +68,11 @@ impl<A: Family> PlanB<A> {
         ]
     }
 
-    /// Every section but `META`.
-    fn write_arrays<'a>(&'a self, w: &mut Writer<'a>) {
+    /// Every section but `META`, with `splits` as `SPLITS` (none: no such section).
+    fn write_arrays<'a>(&'a self, w: &mut Writer<'a>, splits: Option<Vec<u32>>) {
         w.array(id::<A>(DIRECT, 0), &self.direct);
-        if let Some(staged) = &self.staged {
-            w.owned(id::<A>(SPLITS, 0), staged.splits());
+        if let Some(splits) = splits {
+            w.owned(id::<A>(SPLITS, 0), splits);
         }
         w.array(id::<A>(SEGMENT_OF, 0), &self.segment_of);
         for (i, segment) in self.segments.iter().enumerate() {
@@ -213,15 +213,42 @@ pub(super) fn reread<A: Family>(
     meta: Option<&[u64]>,
     backend: Backend,
 ) -> Result<PlanB<A>, OpenError> {
+    let bytes = file_bytes(t, meta, super::staged::Staged::choice(t));
+    read_back(&bytes, backend)
+}
+
+/// As [`reread`], from a file without `SPLITS` (one written before it existed).
+#[cfg(test)]
+pub(super) fn reread_without_splits<A: Family>(
+    t: &PlanB<A>,
+    backend: Backend,
+) -> Result<PlanB<A>, OpenError> {
+    read_back(&file_bytes(t, None, None), backend)
+}
+
+/// The bytes of a file of `t`'s sections, `meta` as its `META` words (else its own) and
+/// `splits` as `SPLITS`.
+#[cfg(test)]
+pub(super) fn file_bytes<A: Family>(
+    t: &PlanB<A>,
+    meta: Option<&[u64]>,
+    splits: Option<Vec<u32>>,
+) -> Vec<u8> {
     let mut w = Writer::new("planb");
     w.owned(
         id::<A>(META, 0),
         meta.map_or_else(|| t.meta().to_vec(), <[u64]>::to_vec),
     );
-    t.write_arrays(&mut w);
+    t.write_arrays(&mut w, splits);
     let mut bytes = Vec::new();
     w.write(&mut bytes).expect("writing to memory");
-    let r = Reader::new(Arc::new(crate::storage::Backing::copy(&bytes)))?;
+    bytes
+}
+
+/// The structure in the file `bytes`, read with `backend`, every section used.
+#[cfg(test)]
+fn read_back<A: Family>(bytes: &[u8], backend: Backend) -> Result<PlanB<A>, OpenError> {
+    let r = Reader::new(Arc::new(crate::storage::Backing::copy(bytes)))?;
     let back = PlanB::read_sections(&r, backend)?;
     r.check_all_used()?;
     Ok(back)

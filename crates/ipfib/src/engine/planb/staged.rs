@@ -190,14 +190,27 @@ impl Staged {
         Ok(Some(Staged { entries, sub }))
     }
 
+    /// The choice of sub-tables [`Staged::of`] makes for `t` (as [`Staged::splits`] gives
+    /// it), on any CPU: `None` only where the structure does not take the staged walk (the
+    /// family, the depth, several segments). A saved table holds it whenever the structure
+    /// could be staged, so that the file does not depend on whether the CPU that wrote it
+    /// runs AVX-512, and an open on one that does makes the sub-tables without choosing.
+    pub fn choice<A: Family>(t: &PlanB<A>) -> Option<Vec<u32>> {
+        if let Some(staged) = &t.staged {
+            return Some(staged.splits());
+        }
+        if !stages_structure(t) {
+            return None;
+        }
+        let mut entries = answered_entries(t);
+        split(t, &mut entries, sub_budget(t.line_bytes()) / 4);
+        Some(split_pairs(&entries))
+    }
+
     /// The choice of sub-tables: each split chunk and its width, as `[chunk, bits]` pairs in
     /// chunk order ([`Staged::with_splits`] takes them back).
     pub fn splits(&self) -> Vec<u32> {
-        (0u32..)
-            .zip(self.entries.iter())
-            .filter(|&(_, &e)| is_split(e))
-            .flat_map(|(chunk, &e)| [chunk, KEY_BITS - ((e >> SUB_SHIFT_AT) & 31)])
-            .collect()
+        split_pairs(&self.entries)
     }
 
     /// The entry a lane with coarse address `coarse` reads: its chunk's, or its block's in the
@@ -289,12 +302,27 @@ pub const fn is_split(entry: u32) -> bool {
     entry & (ANSWERED | SPLIT) == SPLIT
 }
 
-/// Whether `t` gets staged tables (see [`Staged::of`]).
+/// The `[chunk, bits]` pairs of the split entries among staged direct entries `entries`.
+fn split_pairs(entries: &[u32]) -> Vec<u32> {
+    (0u32..)
+        .zip(entries.iter())
+        .filter(|&(_, &e)| is_split(e))
+        .flat_map(|(chunk, &e)| [chunk, KEY_BITS - ((e >> SUB_SHIFT_AT) & 31)])
+        .collect()
+}
+
+/// Whether `t` gets staged tables (see [`Staged::of`]): its structure takes them and this
+/// CPU runs the staged walk.
 fn runs_staged<A: Family>(t: &PlanB<A>) -> bool {
-    let staged = A::STAGED && Backend::Avx512.is_available();
+    Backend::Avx512.is_available() && stages_structure(t)
+}
+
+/// Whether `t`'s structure takes staged tables, whatever the CPU: an IPv6 table of a depth
+/// the staged walk is compiled for, in one segment, whose entries have room for the marks.
+fn stages_structure<A: Family>(t: &PlanB<A>) -> bool {
     let lines = t.segments.iter().map(|s| s.lines.len()).sum::<usize>();
     let ipv6_keys = A::COARSE_BITS - DIRECT_BITS == KEY_BITS;
-    staged
+    A::STAGED
         && ipv6_keys
         && STAGED_DEPTHS.contains(&t.depth)
         && t.segments.len() == 1
@@ -1280,12 +1308,60 @@ mod tests {
             let back = reread(&planb);
             assert_eq!(back.entries, staged.entries);
             assert_eq!(back.sub, staged.sub);
-            // A file without the choice (written where AVX-512 does not run) chooses at open.
-            planb.staged = None;
-            let chosen = reread(&planb);
+            // A file without the choice (written before `SPLITS` existed) chooses at open.
+            let chosen =
+                super::super::saved::reread_without_splits(&planb, Backend::Avx512).unwrap();
+            let chosen = chosen.staged.unwrap();
             assert_eq!(chosen.entries, staged.entries);
             assert_eq!(chosen.sub, staged.sub);
+            // Without staged tables (as where AVX-512 does not run) the file is the same: the
+            // choice is made from the structure.
+            let file = |planb: &PlanB<u128>| {
+                super::super::saved::file_bytes(planb, None, Staged::choice(planb))
+            };
+            let with_staged = file(&planb);
+            planb.staged = None;
+            assert_eq!(Staged::choice(&planb), Some(splits));
+            assert!(file(&planb) == with_staged, "the file depends on the CPU");
         }
+    }
+
+    /// The choice of sub-tables is made on every CPU where the structure takes the staged walk
+    /// (so saved files hold it wherever they are written), and nowhere else.
+    #[test]
+    fn the_choice_of_sub_tables_does_not_need_avx512() {
+        for wide in [false, true] {
+            let table = table(wide);
+            let mut planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
+            planb.staged = None;
+            let splits = Staged::choice(&planb).expect("an IPv6 table of depth 3 or more");
+            assert!(
+                splits.len() >= 4,
+                "the test table splits chunks: {splits:?}"
+            );
+            let budget = sub_budget(planb.line_bytes()) / 4;
+            let entries: usize = splits.chunks(2).map(|pair| 1usize << pair[1]).sum();
+            assert!(
+                entries <= budget,
+                "{entries} sub-table entries, budget {budget}"
+            );
+            let again = Staged::with_splits(&planb, &splits);
+            assert!(
+                again.is_ok(),
+                "the choice is one an open accepts: {again:?}"
+            );
+        }
+        let shallow: RouteTable<u128> = [(Prefix::covering(0x2001u128 << 112, 32), 1)]
+            .into_iter()
+            .collect();
+        let planb = PlanB::build(&shallow, &BuildOptions::default()).unwrap();
+        assert!(planb.depth < *STAGED_DEPTHS.start());
+        assert_eq!(Staged::choice(&planb), None);
+        let ipv4: RouteTable<u32> = [(Prefix::new(0x0a00_0000, 8).unwrap(), 1)]
+            .into_iter()
+            .collect();
+        let planb = PlanB::build(&ipv4, &BuildOptions::default()).unwrap();
+        assert_eq!(Staged::choice(&planb), None);
     }
 
     /// Any choice within bounds gives right answers (the sub-tables are made from the
