@@ -400,6 +400,52 @@ unsafe fn finish_group<
     }
 }
 
+/// The lanes of group `g` in a batch.
+#[inline(always)]
+fn lanes(g: usize) -> std::ops::Range<usize> {
+    g * LANES..(g + 1) * LANES
+}
+
+/// The schedule of a per-level pipeline of `$groups` groups through `$stages` searches: in
+/// round `r`, group `r` enters (`$enter` with `$round` = `r` and `$g` its state), group
+/// `r - level` takes its inner step `level` for each `level` in `1..$stages` (`$step`), and
+/// group `r - $stages` searches its leaves (`$finish`, with `$group` its number). So each
+/// group enters, takes its `$stages - 1` inner steps in order one round apart, then finishes,
+/// and a stage's prefetch has a round of the other groups' work to arrive. Each group's state
+/// is `$states[group % IN_FLIGHT]`. The uniform walk ([`batch_of_depth`]) and the staged one
+/// (`walk_packed`) both run on it.
+///
+/// A macro, not a function taking closures: the stages must compile inside the caller's
+/// `#[target_feature]` walk. Passed as closures to a helper, they were not inlined with it,
+/// and the batch ran at 0.12–0.56× (`scripts/ab-planb.sh`, dfz10 and et-2015).
+macro_rules! pipeline {
+    (
+        $groups:expr, $stages:expr, $states:expr,
+        enter($round:ident, $g_in:ident) $enter:block
+        step($g_step:ident) $step:block
+        finish($group:ident, $g_out:ident) $finish:block
+    ) => {{
+        const { assert!($stages < IN_FLIGHT, "one pipeline slot per stage") };
+        let (groups, states) = ($groups, $states);
+        for round in 0..groups + $stages {
+            if round < groups {
+                let ($round, $g_in) = (round, &mut states[round % IN_FLIGHT]);
+                $enter
+            }
+            for level in 1..$stages {
+                if let Some(g) = round.checked_sub(level).filter(|&g| g < groups) {
+                    let $g_step = &mut states[g % IN_FLIGHT];
+                    $step
+                }
+            }
+            if let Some(g) = round.checked_sub($stages) {
+                let ($group, $g_out) = (g, &states[g % IN_FLIGHT]);
+                $finish
+            }
+        }
+    }};
+}
+
 /// A batch of any length for trees of `DEPTH` steps (a constant, so the level loops unroll):
 /// full groups of `LANES` through the pipeline, then single lookups for the rest. In round
 /// `r`, group `r` enters, group `r - level` takes inner step `level`, and group `r - DEPTH`
@@ -422,31 +468,27 @@ unsafe fn batch_of_depth<
     out: &mut [O],
     miss: NextHop,
 ) {
-    const { assert!(DEPTH < IN_FLIGHT, "one pipeline slot per stage") };
     let groups = addrs.len().min(out.len()) / LANES;
-    let lanes = |g: usize| g * LANES..(g + 1) * LANES;
     let mut states: [Group<A::Key>; IN_FLIGHT] = std::array::from_fn(|_| Group::new());
-    for round in 0..groups + DEPTH {
-        // SAFETY: each group enters, takes its `DEPTH - 1` inner steps in order one round
-        // apart, then searches its leaves, as `advance` and `finish_group` require.
-        unsafe {
-            if round < groups {
-                if let Some(ahead) = addrs.get(lanes(round + INPUT_AHEAD)) {
-                    v.s.prefetch_input(ahead);
-                }
-                enter(v, &addrs[lanes(round)], &mut states[round % IN_FLIGHT]);
+    // `pipeline` has each group enter, take its `DEPTH - 1` inner steps in order one round
+    // apart, then search its leaves, as `advance` and `finish_group` require.
+    pipeline!(groups, DEPTH, &mut states,
+        enter(round, g) {
+            if let Some(ahead) = addrs.get(lanes(round + INPUT_AHEAD)) {
+                v.s.prefetch_input(ahead);
             }
-            for level in 1..DEPTH {
-                if let Some(g) = round.checked_sub(level).filter(|&g| g < groups) {
-                    advance(v, &mut states[g % IN_FLIGHT], DEPTH == 2);
-                }
-            }
-            if let Some(g) = round.checked_sub(DEPTH) {
-                let state = &states[g % IN_FLIGHT];
-                finish_group(v, state, &addrs[lanes(g)], &mut out[lanes(g)], miss);
-            }
+            // SAFETY: `v.t` satisfies the structure invariants (caller's contract).
+            unsafe { enter(v, &addrs[lanes(round)], g) }
         }
-    }
+        step(g) {
+            // SAFETY: the group has taken the steps before this one (`pipeline`'s order).
+            unsafe { advance(v, g, DEPTH == 2) }
+        }
+        finish(i, g) {
+            // SAFETY: the group has taken all its inner steps, so it is at its leaves.
+            unsafe { finish_group(v, g, &addrs[lanes(i)], &mut out[lanes(i)], miss) }
+        }
+    );
     let rest = groups * LANES;
     for (a, o) in addrs[rest..].iter().zip(&mut out[rest..]) {
         // SAFETY: caller's contract.
@@ -956,38 +998,36 @@ pub mod x86 {
         miss: NextHop,
     ) {
         let groups = p.len / LANES;
-        let lanes = |g: usize| g * LANES..(g + 1) * LANES;
-        for round in 0..groups + SEARCHES {
-            // SAFETY: each group enters, takes its `SEARCHES - 1` inner steps in order one
-            // round apart, then searches its leaves (as in `batch_of_depth`); positions in
-            // `p.at` are positions of this batch's blocks, inside `addrs` and `out` (`stage`),
-            // and its nodes are nodes of the table.
-            unsafe {
-                if round < groups {
-                    let g = &mut states[round % IN_FLIGHT];
-                    g.x.copy_from_slice(&p.x[lanes(round)]);
-                    g.node.copy_from_slice(&p.node[lanes(round)]);
-                    if DEEP {
-                        for &node in &g.node {
-                            v.s.prefetch(v.s.at(v.home, node as usize));
-                        }
-                    }
-                }
-                for level in 1..SEARCHES {
-                    if let Some(g) = round.checked_sub(level).filter(|&g| g < groups) {
-                        advance(v, &mut states[g % IN_FLIGHT], false);
-                    }
-                }
-                if let Some(g) = round.checked_sub(SEARCHES) {
-                    let state = &states[g % IN_FLIGHT];
-                    for (i, &at) in p.at[lanes(g)].iter().enumerate() {
-                        let at = at as usize;
-                        let addr = v.s.at(addrs, at).address();
-                        *v.s.at_mut(out, at) = finish(v, 0, state.node[i], state.x[i], addr, miss);
+        // `pipeline` has each group enter, take its `SEARCHES - 1` inner steps in order one
+        // round apart, then search its leaves, as `advance` and `finish` require.
+        pipeline!(groups, SEARCHES, states,
+            enter(round, g) {
+                g.x.copy_from_slice(&p.x[lanes(round)]);
+                g.node.copy_from_slice(&p.node[lanes(round)]);
+                if DEEP {
+                    for &node in &g.node {
+                        // SAFETY: the packed nodes are lines of the table (`stage`).
+                        unsafe { v.s.prefetch(v.s.at(v.home, node as usize)) };
                     }
                 }
             }
-        }
+            step(g) {
+                // SAFETY: the packed nodes are nodes of the table, each `SEARCHES` searches
+                // from its leaf, and the group has taken the steps before this one.
+                unsafe { advance(v, g, false) }
+            }
+            finish(group, g) {
+                for (i, &at) in p.at[lanes(group)].iter().enumerate() {
+                    let at = at as usize;
+                    // SAFETY: the group is at its leaves; the positions in `p.at` are
+                    // positions of this batch's blocks, inside `addrs` and `out` (`stage`).
+                    unsafe {
+                        let addr = v.s.at(addrs, at).address();
+                        *v.s.at_mut(out, at) = finish(v, 0, g.node[i], g.x[i], addr, miss);
+                    }
+                }
+            }
+        );
         let walked = groups * LANES;
         p.x.copy_within(walked..p.len, 0);
         p.node.copy_within(walked..p.len, 0);
