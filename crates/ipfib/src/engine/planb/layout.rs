@@ -454,6 +454,14 @@ pub trait Family: Address {
     /// Whether batches may take the staged walk ([`super::staged`]): IPv6, whose trees are
     /// deep enough for it to pay (an IPv4 walk is two steps).
     const STAGED: bool;
+    /// Whether the uniform-depth batch asks for its input addresses non-temporally
+    /// ([`super::search::Search::prefetch_input`]). IPv4: yes, the walk's lines are most of
+    /// L2 and the 4-byte addresses are read once (et-2015 matched: ordinary prefetches
+    /// 0.97–0.98×). IPv6: no: its five-step groups read about 40 KiB of structure lines
+    /// between a prefetch and its use, and a non-temporal line, kept in L1 only, is gone by
+    /// then and read from memory; ordinary prefetches ran dfz10 matched at 1.18× (in one
+    /// process, `scripts/ab-planb.sh`, third machine).
+    const INPUT_NTA: bool;
 
     /// The top [`Family::COARSE_BITS`] bits of the address.
     fn coarse(self) -> u64;
@@ -478,6 +486,7 @@ impl Family for u32 {
     type Key = u16;
     const COARSE_BITS: u32 = 32;
     const STAGED: bool = false;
+    const INPUT_NTA: bool = true;
 
     #[inline(always)]
     fn coarse(self) -> u64 {
@@ -497,6 +506,7 @@ impl Family for u128 {
     type Key = u32;
     const COARSE_BITS: u32 = 48;
     const STAGED: bool = true;
+    const INPUT_NTA: bool = false;
 
     #[inline(always)]
     fn coarse(self) -> u64 {

@@ -307,14 +307,25 @@ impl<K: Key> Group<K> {
     }
 }
 
-/// How many groups ahead the batched walk asks for its input addresses, as non-temporal
-/// prefetches. The hardware prefetcher would stream them into L2 anyway, but a few rounds
-/// early and marked as used once they displace fewer of the structure's lines (which fill L2
-/// on the larger tables). Measured (`ipfib bench`, 2 M addresses, alternating processes):
-/// et-2015 matched +3–5 %, uniform +9 %, dfz10 matched +3 %, uniform +6–9 %, bart-tier1 matched
-/// +1–7 %; 8 groups ahead with the same hint was slower than none on et-2015 (the lines left
-/// L1 before use), 2–8 groups with an ordinary prefetch in between.
+/// How many groups ahead the batched walk asks for its input addresses (non-temporally for
+/// IPv4, as ordinary lines for IPv6: [`Family::INPUT_NTA`]). The hardware prefetcher would
+/// stream them anyway, but a few rounds early. Measured on the first machine (`ipfib bench`,
+/// 2 M addresses, alternating processes), non-temporal against none: et-2015 matched +3–5 %,
+/// uniform +9 %, dfz10 matched +3 %, uniform +6–9 %, bart-tier1 matched +1–7 %; 8 groups ahead
+/// was slower than none on et-2015 (the lines left L1 before use). On the third machine
+/// 2 and 8 groups lost to 4 (et-2015 matched 0.92×, 0.88×), and for IPv6 ordinary
+/// prefetches 4 groups ahead beat non-temporal ones by 1.18× (dfz10 matched) and 8 groups
+/// ahead by 1.16×.
 const INPUT_AHEAD: usize = 4;
+
+/// How many steps of 16 addresses ahead the staged walk's staging step asks for its input
+/// (as ordinary lines: 1 KiB ahead as non-temporal lines, the staging step waited on
+/// memory for most of its time on the third machine, where a line past 8 MiB takes 150 ns).
+/// In one process (`scripts/ab-planb.sh`, dfz10 uniform, 5–9 rounds, with IPv6's ordinary
+/// input prefetches in the uniform walk): ordinary prefetches 4 steps ahead 1.51×, 8 steps
+/// 1.60×, 16 steps 1.64–1.72×, 32 steps 1.69×, 64 steps 1.66×; non-temporal ones 16 steps
+/// ahead 1.11×, 32 steps 1.03×.
+const STAGE_AHEAD: usize = 16;
 
 /// Groups a pipelined batch keeps in flight at most: one per step of the deepest walk the
 /// batched path takes (depth 6) and one entering.
@@ -475,7 +486,11 @@ unsafe fn batch_of_depth<
     pipeline!(groups, DEPTH, &mut states,
         enter(round, g) {
             if let Some(ahead) = addrs.get(lanes(round + INPUT_AHEAD)) {
-                v.s.prefetch_input(ahead);
+                if A::INPUT_NTA {
+                    v.s.prefetch_input::<_, true>(ahead);
+                } else {
+                    v.s.prefetch_input::<_, false>(ahead);
+                }
             }
             // SAFETY: `v.t` satisfies the structure invariants (caller's contract).
             unsafe { enter(v, &addrs[lanes(round)], g) }
@@ -867,8 +882,9 @@ pub mod x86 {
             macro_rules! direct_of {
                 ($j:expr) => {{
                     let j: usize = $j;
-                    if let Some(ahead) = addrs.get(start + (j + 4) * STEP..start + (j + 5) * STEP) {
-                        s.prefetch_input(ahead);
+                    let ahead = start + (j + STAGE_AHEAD) * STEP;
+                    if let Some(ahead) = addrs.get(ahead..ahead + STEP) {
+                        s.prefetch_input::<_, false>(ahead);
                     }
                     // Four addresses per register, each its low then its high 64 bits.
                     let a0 = load(input.add(4 * j));

@@ -74,8 +74,8 @@ impl Search for Avx2 {
     }
 
     #[inline(always)]
-    fn prefetch_input<T>(self, input: &[T]) {
-        super::shared::prefetch_input(input)
+    fn prefetch_input<T, const NTA: bool>(self, input: &[T]) {
+        super::shared::prefetch_input::<T, NTA>(input)
     }
 
     #[inline(always)]

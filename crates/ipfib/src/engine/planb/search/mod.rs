@@ -48,9 +48,10 @@ pub trait Search: Copy {
     fn prefetch<T>(self, r: &T);
 
     /// Asks for every cache line of `input`, addresses the batch reads once a few groups from
-    /// now, as non-temporal (a hint; the portable backend does nothing). Read once and never
-    /// again, they should not displace the structure's lines from L2; see the batched walk.
-    fn prefetch_input<T>(self, input: &[T]);
+    /// now (a hint; the portable backend does nothing): non-temporal with `NTA`, so that
+    /// lines read once do not displace the structure's from L2, else as ordinary lines. Which
+    /// pays depends on the walk (see [`super::layout::Family::INPUT_NTA`]).
+    fn prefetch_input<T, const NTA: bool>(self, input: &[T]);
 }
 
 /// The index check and prefetch the SIMD backends share (the portable backend keeps the check
@@ -99,9 +100,10 @@ mod shared {
         unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast()) }
     }
 
-    /// Asks for every 64-byte line `input` occupies, non-temporal.
+    /// Asks for every 64-byte line `input` occupies: non-temporal with `NTA`, else into every
+    /// level.
     #[inline(always)]
-    pub fn prefetch_input<T>(input: &[T]) {
+    pub fn prefetch_input<T, const NTA: bool>(input: &[T]) {
         let bytes = std::mem::size_of_val(input);
         if bytes == 0 {
             return;
@@ -111,9 +113,16 @@ mod shared {
         let skew = start as usize % 64;
         let mut offset = 0;
         while offset < skew + bytes {
+            let line = start.wrapping_sub(skew).wrapping_add(offset);
             // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults, and the
             // address is only formed (wrapping), never dereferenced.
-            unsafe { _mm_prefetch::<_MM_HINT_NTA>(start.wrapping_sub(skew).wrapping_add(offset)) }
+            unsafe {
+                if NTA {
+                    _mm_prefetch::<_MM_HINT_NTA>(line)
+                } else {
+                    _mm_prefetch::<_MM_HINT_T0>(line)
+                }
+            }
             offset += 64;
         }
     }

@@ -30,7 +30,7 @@ impl Search for Scalar {
     fn prefetch<T>(self, _: &T) {}
 
     #[inline(always)]
-    fn prefetch_input<T>(self, _: &[T]) {}
+    fn prefetch_input<T, const NTA: bool>(self, _: &[T]) {}
 
     #[inline(always)]
     fn rank16<const KEYS: usize>(self, line: &Line16, x: u16) -> u32 {
