@@ -321,10 +321,10 @@ const INPUT_AHEAD: usize = 4;
 /// How many steps of 16 addresses ahead the staged walk's staging step asks for its input
 /// (as ordinary lines: 1 KiB ahead as non-temporal lines, the staging step waited on
 /// memory for most of its time on the third machine, where a line past 8 MiB takes 150 ns).
-/// In one process (`scripts/ab-planb.sh`, dfz10 uniform, 5–9 rounds, with IPv6's ordinary
-/// input prefetches in the uniform walk): ordinary prefetches 4 steps ahead 1.51×, 8 steps
-/// 1.60×, 16 steps 1.64–1.72×, 32 steps 1.69×, 64 steps 1.66×; non-temporal ones 16 steps
-/// ahead 1.11×, 32 steps 1.03×.
+/// In one process (`scripts/ab-planb.sh`, dfz10 uniform, 5–9 rounds, against 4 steps
+/// non-temporal): ordinary prefetches 4 steps ahead 1.51×, 8 steps 1.60×, 16 steps
+/// 1.64–1.72×, 32 steps 1.69×, 64 steps 1.66×; non-temporal ones 16 steps ahead 1.11×, 32
+/// steps 1.03×.
 const STAGE_AHEAD: usize = 16;
 
 /// Groups a pipelined batch keeps in flight at most: one per step of the deepest walk the
