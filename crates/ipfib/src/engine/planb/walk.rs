@@ -325,6 +325,7 @@ const INPUT_AHEAD: usize = 4;
 /// non-temporal): ordinary prefetches 4 steps ahead 1.51×, 8 steps 1.60×, 16 steps
 /// 1.64–1.72×, 32 steps 1.69×, 64 steps 1.66×; non-temporal ones 16 steps ahead 1.11×, 32
 /// steps 1.03×.
+#[cfg(target_arch = "x86_64")]
 const STAGE_AHEAD: usize = 16;
 
 /// Groups a pipelined batch keeps in flight at most: one per step of the deepest walk the
