@@ -364,6 +364,7 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             Detail::count("sub_answers", sub.answered),
             Detail::count("sub_leaf_walks", sub.leaf),
             Detail::count("sub_near_walks", sub.near),
+            Detail::count("sub_mid_walks", sub.mid),
             Detail::count("sub_root_walks", sub.root),
         ]);
         details

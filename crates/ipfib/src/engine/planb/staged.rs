@@ -22,16 +22,17 @@
 //! chunks get a *sub-table* ([`SPLIT`]): `2^b` entries for the blocks of the next `b` bits
 //! (`b` chosen per chunk), read with a second gather. Each is an answer, or where the walk
 //! starts: a block that no key of the upper levels splits lies inside one leaf
-//! ([`ENTER_LEAF`]: one search left) or inside the node above it ([`ENTER_NEAR`]: two), and
-//! the entry names that node; other blocks start at the chunk's entry node. The staged batch
-//! packs walk lanes in three classes by where they start, each walked by a pipeline as deep
-//! as its searches (dfz10's uniform trace: 40 % of the lanes walk, 14 % from their leaf, 17 %
-//! from the node above it). Which chunks, and how wide, is chosen greedily by the searches a
-//! byte of sub-table saves, weighted by routed address space, within [`sub_budget`] (a saved
-//! table keeps the choice, [`Staged::splits`], and an open only makes those sub-tables): traffic
-//! spread over the announced space is what a uniform-depth walk serves worst, and matched
-//! traffic, whose lookups end in small prefixes, is not answered by either table and takes
-//! the walk as before.
+//! ([`ENTER_LEAF`]: one search left), inside the node above it ([`ENTER_NEAR`]: two) or the
+//! one above that ([`ENTER_MID`]: three), and the entry names that node; other blocks start
+//! at the chunk's entry node. The staged batch packs walk lanes in four classes by where they
+//! start, each walked by a pipeline as deep as its searches. Which chunks, and how wide, is
+//! chosen greedily by the searches a byte of sub-table saves per lookup, for two traffics
+//! evenly mixed ([`Traffic`]): addresses spread over the routed space, and addresses in
+//! routes picked evenly (matched traffic), within [`sub_budget`] (a saved table keeps the
+//! choice, [`Staged::splits`], and an open only makes those sub-tables). Spread traffic is
+//! mostly answered by the tables; matched traffic, whose lookups end in small prefixes, is
+//! mostly told where to start (dfz10's matched trace: 4.28 lines per lookup against the
+//! uniform-depth walk's 5.00).
 //!
 //! [`LEAF_ENTRY`]: super::layout::LEAF_ENTRY
 
@@ -67,6 +68,10 @@ pub const ENTER_LEAF: u32 = 1 << 29;
 /// In a walk entry of a sub-table: the lane enters the inner node above its block's leaf,
 /// two searches from its answer.
 pub const ENTER_NEAR: u32 = 1 << 28;
+/// In a walk entry of a sub-table, both marks: the lane enters the inner node two above its
+/// block's leaf, three searches from its answer (in tables of depth 4 or more; in a table of
+/// depth 3 that node is the entry node, and the entry is a plain one).
+pub const ENTER_MID: u32 = ENTER_LEAF | ENTER_NEAR;
 /// The node a walk entry names: a chunk's entry node, or with [`ENTER_LEAF`] or
 /// [`ENTER_NEAR`] a node deeper in its tree. [`Staged::of`] declines tables with more lines.
 pub const ENTRY_NODE: u32 = ENTER_NEAR - 1;
@@ -124,26 +129,26 @@ pub fn sample<T>(block: &[T]) -> impl Iterator<Item = &T> {
         .take(SAMPLES)
 }
 
-/// Whether a block whose sample holds `answered` lanes that the staged tables answer is worth
-/// staging: three in eight or more. Staging every block costs 0.82× on dfz10's matched trace
-/// (no lane answered) and breaks even near 30 % answered (dfz10's uniform trace before
-/// sub-tables: in-process A/B, 2 M addresses). With sub-tables a matched trace has lanes
-/// answered too (about one in ten: addresses in /32s that hold no longer prefix), and at a
-/// bar of one in eight most of its blocks were staged, at 0.94× (alternating processes); three
-/// in eight leaves them on the uniform walk while the uniform trace's blocks (65 % answered)
-/// nearly all stage. Near the bar either walk costs about the same, so blocks that flip
-/// between them cost little.
+/// Whether a block whose sample holds `saving` lanes that the staged tables answer or start
+/// below their entry node is worth staging: three in eight or more. Staging every block
+/// costs 0.82× on dfz10's matched trace when no lane is answered and every lane walks from
+/// its entry node, and breaks even near 30 % answered (dfz10's uniform trace before
+/// sub-tables: in-process A/B, 2 M addresses). Counting lanes that start deeper stages the
+/// blocks of a matched trace too, now that the sub-tables are chosen for it: dfz10 matched
+/// 1.37× `rte_fib6` → 1.50–1.58× (`ipfib bench`, BENCHMARKS.md "Session 20"). Near the bar
+/// either walk costs about the same, so blocks that flip between them cost little.
 #[inline(always)]
-fn worth_staging(answered: usize) -> bool {
-    answered * 8 >= 3 * SAMPLES
+fn worth_staging(saving: usize) -> bool {
+    saving * 8 >= 3 * SAMPLES
 }
 
 /// Bytes of sub-tables a table of `line_bytes` of trees may have: an eighth of its trees, and
-/// 64 KiB at most. On dfz10 (1 MiB of lines) that answers 65 % of the uniform trace in the
-/// staged tables against 29 % without sub-tables, and 128 or 256 KiB would add only 2 and 4
-/// points more (`examples/staged_model.rs`, a model over that trace).
+/// 128 KiB at most. On dfz10 (1 MiB of lines, 127 KiB of sub-tables) lines per lookup are
+/// 4.28 matched and 2.25 uniform, against 4.50 and 2.36 at 64 KiB, and the table stays under
+/// 8 bytes per prefix (7.4). At 192 KiB the matched trace ran no faster and less evenly
+/// (`ipfib bench`, BENCHMARKS.md "Session 20").
 pub fn sub_budget(line_bytes: usize) -> usize {
-    (line_bytes / 8).min(64 << 10)
+    (line_bytes / 8).min(128 << 10)
 }
 
 /// The tables the staged batch reads: the direct table with answers ([`ANSWERED`]) and split
@@ -227,14 +232,14 @@ impl Staged {
     }
 
     /// Whether the staged batch stages `block` (one of [`blocks`], `coarse` giving each
-    /// address's coarse address): whether the staged tables answer enough of its sample
-    /// ([`sample`], [`worth_staging`]). The batch and the lines model ([`super::lines`]) both
+    /// address's coarse address): whether the staged tables answer enough of its sample, or
+    /// start it below the entry node ([`sample`], [`worth_staging`]). The batch and the lines model ([`super::lines`]) both
     /// decide through here.
     #[inline(always)]
     pub fn stages<T>(&self, block: &[T], coarse: impl Fn(&T) -> u64) -> bool {
         worth_staging(
             sample(block)
-                .filter(|a| self.entry(coarse(a)) & ANSWERED != 0)
+                .filter(|a| self.entry(coarse(a)) & (ANSWERED | ENTER_MID) != 0)
                 .count(),
         )
     }
@@ -242,12 +247,11 @@ impl Staged {
     /// Where a lane whose staged (or sub-table) entry is the walk entry `entry` starts: the
     /// node and the searches left from it, of a table of depth `depth`.
     pub fn start(entry: u32, depth: usize) -> (u32, usize) {
-        let searches = if entry & ENTER_LEAF != 0 {
-            1
-        } else if entry & ENTER_NEAR != 0 {
-            2
-        } else {
-            depth
+        let searches = match entry & ENTER_MID {
+            ENTER_MID => 3,
+            ENTER_LEAF => 1,
+            ENTER_NEAR => 2,
+            _ => depth,
         };
         (entry & ENTRY_NODE, searches)
     }
@@ -268,12 +272,13 @@ impl Staged {
         for &entry in self.sub.iter() {
             let kind = if entry & ANSWERED != 0 {
                 &mut kinds.answered
-            } else if entry & ENTER_LEAF != 0 {
-                &mut kinds.leaf
-            } else if entry & ENTER_NEAR != 0 {
-                &mut kinds.near
             } else {
-                &mut kinds.root
+                match entry & ENTER_MID {
+                    ENTER_MID => &mut kinds.mid,
+                    ENTER_LEAF => &mut kinds.leaf,
+                    ENTER_NEAR => &mut kinds.near,
+                    _ => &mut kinds.root,
+                }
             };
             *kind += 1;
         }
@@ -292,6 +297,8 @@ pub struct SubEntries {
     pub leaf: usize,
     /// Walks of two searches, from the node above the block's leaf.
     pub near: usize,
+    /// Walks of three searches, from the node two above the block's leaf ([`ENTER_MID`]).
+    pub mid: usize,
     /// Full walks, from the chunk's entry node.
     pub root: usize,
 }
@@ -425,20 +432,62 @@ fn answered(decoded: Decoded) -> Option<u32> {
 /// A chunk a sub-table could serve: its ranges (chunk-relative starts, answered entries or
 /// `None`), the keys of its tree's inner nodes with their levels (0: the entry node), and,
 /// once [`Candidate::valued`] (the choice needs them, making a chosen sub-table does not), per
-/// width in [`SUB_WIDTHS`] the searches a sub-table of that width saves, weighted by the routed
-/// address space (in coarse cells) of each block: a block one answer covers saves the whole
-/// walk, a block inside one leaf or one node above it ([`ENTER_LEAF`], [`ENTER_NEAR`]) the
-/// searches above that node.
+/// width in [`SUB_WIDTHS`] and [`Traffic`] the searches a sub-table of that width saves,
+/// weighted by that traffic's mass in each block: a block one answer covers saves the whole
+/// walk, a block inside one leaf or one, two nodes above it ([`ENTER_LEAF`], [`ENTER_NEAR`],
+/// [`ENTER_MID`]) the searches above that node.
 struct Candidate {
     chunk: usize,
     depth: usize,
     ranges: Vec<(u64, Option<u32>)>,
-    /// Routed coarse cells before each range: those of ranges with a route or a fallback
-    /// cell (which holds longer routes).
-    routed_before: Vec<u64>,
+    /// Per traffic of [`TRAFFICS`], its mass before each range (routed ranges only: a route,
+    /// or a fallback cell, which holds longer routes).
+    before: [Vec<f64>; 2],
+    /// Per traffic, the chunk's whole routed mass.
+    mass: [f64; 2],
     /// The inner keys with their levels, sorted.
     keys: Vec<(u64, usize)>,
-    value: Vec<u64>,
+    /// Per traffic, the searches each width saves, weighted by that traffic's mass.
+    saved: [Vec<f64>; 2],
+    /// What the greedy ranks: the searches saved per lookup of each traffic, mixed
+    /// ([`Candidate::weigh`]).
+    value: Vec<f64>,
+}
+
+/// The traffics a choice of sub-tables serves. A uniform-depth walk serves both worst in the
+/// densest chunks, but they weigh the chunk's cells differently: spread traffic by routed
+/// space, matched traffic (a route picked evenly, then an address in it) by routes, so that a
+/// /48 weighs as much as a /20. Sub-tables chosen for one alone cost the other (session 19,
+/// BENCHMARKS.md): chosen by space, a matched lookup rarely starts deeper; chosen by routes,
+/// the spread trace lost 5 %.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Traffic {
+    /// Addresses spread evenly over the routed space: each routed cell weighs one.
+    Spread,
+    /// Addresses in routes picked evenly: each routed range weighs one, over its cells.
+    Matched,
+}
+
+/// Both traffics, in the order of [`Candidate`]'s per-traffic arrays.
+const TRAFFICS: [Traffic; 2] = [Traffic::Spread, Traffic::Matched];
+
+/// How much each traffic of [`TRAFFICS`] counts in the choice of sub-tables: evenly. Chosen
+/// for either alone, the other lost (session 19); evenly, dfz10 both sped up (session 20).
+const EVEN: [f64; 2] = [0.5, 0.5];
+
+impl Traffic {
+    /// The mass of one routed cell of a range of `cells` cells.
+    fn per_cell(self, cells: u64) -> f64 {
+        match self {
+            Traffic::Spread => 1.0,
+            Traffic::Matched => 1.0 / cells as f64,
+        }
+    }
+
+    /// The index of its arrays in [`Candidate`].
+    fn at(self) -> usize {
+        self as usize
+    }
 }
 
 impl Candidate {
@@ -449,43 +498,65 @@ impl Candidate {
             chunk,
             depth: t.depth,
             ranges,
-            routed_before: Vec::new(),
+            before: [Vec::new(), Vec::new()],
+            mass: [0.0; 2],
             keys: {
                 let mut keys = inner_keys(t, chunk);
                 keys.sort_unstable();
                 keys
             },
+            saved: [Vec::new(), Vec::new()],
             value: Vec::new(),
         }
     }
 
-    /// The candidate with its values ([`Self::values`]), which the choice of sub-tables needs
-    /// and making a chosen one does not.
+    /// The candidate with what each width saves for each traffic ([`Self::saved_by`]), which
+    /// the choice of sub-tables needs and making a chosen one does not. [`Self::weigh`] then
+    /// mixes them, once the whole table's masses are known.
     fn valued(mut self) -> Candidate {
-        let mut routed = 0;
-        self.routed_before = (0..self.ranges.len())
-            .map(|i| {
-                let before = routed;
-                if self.is_routed(i) {
-                    routed += self.range_end(i) - self.ranges[i].0;
-                }
-                before
-            })
-            .collect();
-        self.value = self.values();
+        for traffic in TRAFFICS {
+            let mut mass = 0.0;
+            self.before[traffic.at()] = (0..self.ranges.len())
+                .map(|i| {
+                    let before = mass;
+                    if self.is_routed(i) {
+                        let cells = self.range_end(i) - self.ranges[i].0;
+                        mass += cells as f64 * traffic.per_cell(cells);
+                    }
+                    before
+                })
+                .collect();
+            self.mass[traffic.at()] = mass;
+            self.saved[traffic.at()] = self.saved_by(traffic);
+        }
         self
     }
 
-    /// The value of a sub-table of each width of [`SUB_WIDTHS`]: every routed cell saves all
-    /// but the leaf's search, those in answered blocks the leaf's too, and those in blocks that
-    /// inner keys split less (the blocks are few: at most one per key, found without a pass
-    /// over all `2^b`). All widths in one pass over the ranges, and the split blocks' routed
-    /// cells by a sweep: a pass and binary searches per width were most of opening a saved
-    /// table.
-    fn values(&self) -> Vec<u64> {
-        let leaf_saved = self.searches_saved(self.depth - 1) as u64;
-        let answered_saved = self.depth as u64 - leaf_saved;
-        let mut value = vec![leaf_saved * self.routed_until(1 << KEY_BITS); SUB_WIDTHS.count()];
+    /// Sets the value the greedy ranks: for each width, the searches it saves per lookup of
+    /// each traffic into the walked chunks (whose masses are `total`), mixed by `mix`.
+    fn weigh(&mut self, total: [f64; 2], mix: [f64; 2]) {
+        self.value = (0..SUB_WIDTHS.count())
+            .map(|w| {
+                TRAFFICS
+                    .iter()
+                    .map(|t| {
+                        mix[t.at()] * self.saved[t.at()][w] / total[t.at()].max(f64::MIN_POSITIVE)
+                    })
+                    .sum()
+            })
+            .collect();
+    }
+
+    /// The searches a sub-table of each width of [`SUB_WIDTHS`] saves, weighted by
+    /// `traffic`'s mass: every routed cell saves all but the leaf's search, those in answered
+    /// blocks the leaf's too, and those in blocks that inner keys split less (the blocks are
+    /// few: at most one per key, found without a pass over all `2^b`). All widths in one pass
+    /// over the ranges, and the split blocks' mass by a sweep: a pass and binary searches per
+    /// width were most of opening a saved table.
+    fn saved_by(&self, traffic: Traffic) -> Vec<f64> {
+        let leaf_saved = self.searches_saved(self.depth - 1) as f64;
+        let answered_saved = self.depth as f64 - leaf_saved;
+        let mut saved = vec![leaf_saved * self.mass[traffic.at()]; SUB_WIDTHS.count()];
         // A range shorter than the narrowest block holds no whole block of any width.
         let narrowest = 1u64 << (KEY_BITS - SUB_WIDTHS.end());
         for (i, &(start, entry)) in self.ranges.iter().enumerate() {
@@ -493,24 +564,25 @@ impl Candidate {
             if end - start < narrowest || entry.is_none_or(|e| e & ANSWERED_MISS != 0) {
                 continue;
             }
-            for (v, b) in value.iter_mut().zip(SUB_WIDTHS) {
+            let per_cell = traffic.per_cell(end - start);
+            for (v, b) in saved.iter_mut().zip(SUB_WIDTHS) {
                 let blocks = whole_blocks(start..end, b);
-                *v += (blocks.end.saturating_sub(blocks.start) << (KEY_BITS - b)) * answered_saved;
+                let cells = blocks.end.saturating_sub(blocks.start) << (KEY_BITS - b);
+                *v += cells as f64 * per_cell * answered_saved;
             }
         }
-        for (v, b) in value.iter_mut().zip(SUB_WIDTHS) {
+        for (v, b) in saved.iter_mut().zip(SUB_WIDTHS) {
             let shift = KEY_BITS - b;
             let mut at = 0;
             for (block, level) in self.split_blocks(b) {
-                let before = self.routed_from(&mut at, block << shift);
-                let routed = self.routed_from(&mut at, (block + 1) << shift) - before;
-                // Saturating: blocks a key splits are never answered (a key ends a range), so
-                // this only takes back what the first line gave; the saturation is a guard,
-                // not a case.
-                *v = v.saturating_sub(routed * (leaf_saved - self.searches_saved(level) as u64));
+                let before = self.mass_from(traffic, &mut at, block << shift);
+                let mass = self.mass_from(traffic, &mut at, (block + 1) << shift) - before;
+                // Blocks a key splits are never answered (a key ends a range), so this only
+                // takes back what the first line gave; the floor guards rounding, not a case.
+                *v = (*v - mass * (leaf_saved - self.searches_saved(level) as f64)).max(0.0);
             }
         }
-        value
+        saved
     }
 
     /// Whether range `i` is routed: a route, or a fallback cell.
@@ -518,17 +590,18 @@ impl Candidate {
         self.ranges[i].1.is_none_or(|e| e & ANSWERED_MISS == 0)
     }
 
-    /// Routed coarse cells of the chunk below `x`.
-    fn routed_until(&self, x: u64) -> u64 {
+    /// `traffic`'s mass in the chunk below `x`.
+    #[cfg(test)]
+    fn mass_until(&self, traffic: Traffic, x: u64) -> f64 {
         let i = self.ranges.partition_point(|r| r.0 < x).max(1) - 1;
-        self.routed_in(i, x)
+        self.mass_in(traffic, i, x)
     }
 
-    /// [`Self::routed_until`] for `x` at or past range `*at`'s start, moving `*at` forward to
-    /// the range `x` falls in. A galloping search from `*at`: over ascending `x` the blocks
-    /// keys split are often a few ranges apart, and sometimes thousands (a pass over the
-    /// ranges per width cost opening dfz10 2 ms, a binary search per block more).
-    fn routed_from(&self, at: &mut usize, x: u64) -> u64 {
+    /// `traffic`'s mass below `x` for `x` at or past range `*at`'s start, moving `*at`
+    /// forward to the range `x` falls in. A galloping search from `*at`: over ascending `x`
+    /// the blocks keys split are often a few ranges apart, and sometimes thousands (a pass
+    /// over the ranges per width cost opening dfz10 2 ms, a binary search per block more).
+    fn mass_from(&self, traffic: Traffic, at: &mut usize, x: u64) -> f64 {
         let rest = &self.ranges[*at + 1..];
         let mut reach = 1;
         while reach <= rest.len() && rest[reach - 1].0 < x {
@@ -536,19 +609,19 @@ impl Candidate {
         }
         let from = reach / 2;
         *at += from + rest[from..reach.min(rest.len())].partition_point(|r| r.0 < x);
-        self.routed_in(*at, x)
+        self.mass_in(traffic, *at, x)
     }
 
-    /// Routed coarse cells of the chunk below `x`, which is past range `i`'s start and not
-    /// past its end.
-    fn routed_in(&self, i: usize, x: u64) -> u64 {
+    /// `traffic`'s mass in the chunk below `x`, which is past range `i`'s start and not past
+    /// its end.
+    fn mass_in(&self, traffic: Traffic, i: usize, x: u64) -> f64 {
         let inside = if self.is_routed(i) {
-            x.saturating_sub(self.ranges[i].0)
-                .min(self.range_end(i) - self.ranges[i].0)
+            let cells = self.range_end(i) - self.ranges[i].0;
+            x.saturating_sub(self.ranges[i].0).min(cells) as f64 * traffic.per_cell(cells)
         } else {
-            0
+            0.0
         };
-        self.routed_before[i] + inside
+        self.before[traffic.at()][i] + inside
     }
 
     /// Calls `f` with each run of width-`b` blocks that lies inside one answerable range, and
@@ -597,9 +670,9 @@ impl Candidate {
     }
 
     /// Searches a lane saves when it enters at a node of `level` instead of the entry node:
-    /// all but the last one or two (the entries a sub-table can give), else none.
+    /// all but the last one, two or three (the entries a sub-table can give), else none.
     fn searches_saved(&self, level: usize) -> usize {
-        if level + 2 >= self.depth {
+        if level + 3 >= self.depth {
             level
         } else {
             0
@@ -607,8 +680,8 @@ impl Candidate {
     }
 
     /// The value at width index `w` of [`SUB_WIDTHS`] (`None`: no sub-table).
-    fn value_at(&self, w: Option<usize>) -> u64 {
-        w.map_or(0, |w| self.value[w])
+    fn value_at(&self, w: Option<usize>) -> f64 {
+        w.map_or(0.0, |w| self.value[w])
     }
 
     /// The sub-table of width `b`: each block's answered entry, the walk entry of the node it
@@ -624,6 +697,7 @@ impl Candidate {
                 let flag = match self.depth - level {
                     1 => ENTER_LEAF,
                     2 => ENTER_NEAR,
+                    3 if level > 0 => ENTER_MID,
                     _ => return root,
                 };
                 let key = A::Key::from_coarse((block as u64) << shift);
@@ -668,8 +742,9 @@ fn sub_entries(w: Option<usize>) -> usize {
 }
 
 /// The widening of candidate `c` from width index `now` (`None`: no sub-table yet) that
-/// adds the most value (searches saved, weighted by routed space) per added entry, among those that add at most `room`
-/// entries: (gain per entry, width index, added entries).
+/// adds the most value (searches saved per lookup, [`Candidate::weigh`]) per added entry,
+/// among those that add at most `room` entries: (gain per entry, width index, added
+/// entries).
 fn best_widening(c: &Candidate, now: Option<usize>, room: usize) -> Option<(f64, usize, usize)> {
     let have = c.value_at(now);
     let mut best: Option<(f64, usize, usize)> = None;
@@ -678,7 +753,7 @@ fn best_widening(c: &Candidate, now: Option<usize>, room: usize) -> Option<(f64,
         if c.value[w] <= have || added > room {
             continue;
         }
-        let gain = (c.value[w] - have) as f64 / added as f64;
+        let gain = (c.value[w] - have) / added as f64;
         if best.is_none_or(|(g, _, _)| gain > g) {
             best = Some((gain, w, added));
         }
@@ -718,9 +793,9 @@ impl Ord for Widening {
 }
 
 /// Gives chunks of `entries` that are walked sub-tables, within `budget` entries: greedily,
-/// the widening (a chunk's first sub-table, or a wider one) that saves the most searches
-/// (weighted by routed space) per added entry, until none fits. Returns the sub-tables; `entries` gets the split
-/// entries.
+/// the widening (a chunk's first sub-table, or a wider one) that saves the most searches per
+/// lookup ([`Candidate::weigh`]) per added entry, until none fits. Returns the sub-tables;
+/// `entries` gets the split entries.
 ///
 /// Each candidate has one widening in a heap at a time, its best one when it was pushed,
 /// ignoring what has been spent since: an upper bound on what it can still add. So the top
@@ -728,10 +803,24 @@ impl Ord for Widening {
 /// candidate's best widening that does fit: a build costs a few heap operations per
 /// widening, not a pass over every chunk (a table can have thousands of candidates).
 fn split<A: Family>(t: &PlanB<A>, entries: &mut [u32], budget: usize) -> Box<[u32]> {
-    let candidates: Vec<Candidate> = (0..entries.len())
+    split_for(t, entries, budget, EVEN)
+}
+
+/// [`split`] with the traffics mixed by `mix` (tests choose for one traffic alone).
+fn split_for<A: Family>(
+    t: &PlanB<A>,
+    entries: &mut [u32],
+    budget: usize,
+    mix: [f64; 2],
+) -> Box<[u32]> {
+    let mut candidates: Vec<Candidate> = (0..entries.len())
         .filter(|&c| entries[c] & ANSWERED == 0 && has_ranges_to_split(t, c))
         .map(|c| Candidate::new(t, c).valued())
         .collect();
+    let total = TRAFFICS.map(|t| candidates.iter().map(|c| c.mass[t.at()]).sum::<f64>());
+    for c in &mut candidates {
+        c.weigh(total, mix);
+    }
     let mut width: Vec<Option<usize>> = vec![None; candidates.len()];
     let mut used = 0;
     let push = |heap: &mut BinaryHeap<Widening>, i: usize, now: Option<usize>, room: usize| {
@@ -926,7 +1015,7 @@ mod tests {
         // of its first and last address (so of every address between) both pass, if that is
         // the leaf or the node above it, and is the chunk's direct entry otherwise.
         let lines = &planb.segments[0].lines;
-        let (mut leaf_entries, mut near_entries, mut root_entries) = (0, 0, 0);
+        let (mut leaf_entries, mut near_entries, mut mid_entries, mut root_entries) = (0, 0, 0, 0);
         // The nodes the walk of `addr` passes, from the entry node to the leaf.
         let path = |addr: u128, chunk: usize| {
             let x = (addr >> 80) as u32;
@@ -955,6 +1044,7 @@ mod tests {
                 let start = match planb.depth - shared {
                     0 => 1,
                     1 => 2,
+                    2 => 3,
                     _ => planb.depth,
                 };
                 assert_eq!(searches, start, "{first:#x}: the deepest node it can enter");
@@ -968,6 +1058,7 @@ mod tests {
                 }
                 leaf_entries += usize::from(searches == 1);
                 near_entries += usize::from(searches == 2);
+                mid_entries += usize::from(searches == 3);
                 assert_eq!(
                     node,
                     a[planb.depth - searches],
@@ -1025,12 +1116,14 @@ mod tests {
                 answered: sub_answered_all,
                 leaf: leaf_entries,
                 near: near_entries,
+                mid: mid_entries,
                 root: root_entries,
             }
         );
         assert!(
-            leaf_entries > 0 && near_entries > 0,
-            "blocks enter at their leaf ({leaf_entries}) and above it ({near_entries}), depth {}",
+            leaf_entries > 0 && near_entries > 0 && (mid_entries > 0) == (planb.depth > 3),
+            "blocks enter at their leaf ({leaf_entries}), above it ({near_entries}) and two \
+             above it ({mid_entries}), depth {}",
             planb.depth
         );
         assert!(
@@ -1181,9 +1274,11 @@ mod tests {
         assert!(split_seen > 100, "keys split many blocks: {split_seen}");
     }
 
-    /// Each candidate's value per width, against a count block by block: a block inside one
-    /// answered range saves every search for each routed cell, any other block the searches
-    /// above the deepest node holding it (the leaf, unless an inner key splits the block).
+    /// Each candidate's searches saved per width and traffic, against a count block by block:
+    /// a block inside one answered range saves every search for its mass, any other block the
+    /// searches above the deepest node holding it (the leaf, unless an inner key splits the
+    /// block). A routed cell's mass is one for spread traffic, one over its range's cells for
+    /// matched traffic.
     #[test]
     fn values_are_what_each_block_saves() {
         let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
@@ -1195,16 +1290,23 @@ mod tests {
             }
             candidates += 1;
             let c = Candidate::new(&planb, chunk).valued();
-            for (w, b) in SUB_WIDTHS.enumerate() {
+            for ((w, b), traffic) in SUB_WIDTHS
+                .enumerate()
+                .flat_map(|wb| TRAFFICS.map(|t| (wb, t)))
+            {
                 let shift = KEY_BITS - b;
-                let (mut routed, mut pieces) = (vec![0u64; 1 << b], vec![0; 1 << b]);
+                let (mut routed, mut pieces) = (vec![0.0; 1 << b], vec![0; 1 << b]);
                 let mut answer = vec![None; 1 << b];
                 for (i, &(start, entry)) in c.ranges.iter().enumerate() {
                     let end = c.ranges.get(i + 1).map_or(1 << KEY_BITS, |r| r.0);
                     for block in start >> shift..=(end - 1) >> shift {
                         let (from, to) = (block << shift, (block + 1) << shift);
                         if c.is_routed(i) {
-                            routed[block as usize] += end.min(to) - start.max(from);
+                            let mass = match traffic {
+                                Traffic::Spread => 1.0,
+                                Traffic::Matched => 1.0 / (end - start) as f64,
+                            };
+                            routed[block as usize] += (end.min(to) - start.max(from)) as f64 * mass;
                         }
                         pieces[block as usize] += 1;
                         answer[block as usize] = entry;
@@ -1217,7 +1319,7 @@ mod tests {
                         *at = (*at).min(l);
                     }
                 }
-                let want: u64 = (0..1 << b)
+                let want: f64 = (0..1 << b)
                     .map(|block| {
                         let answered = pieces[block] == 1
                             && answer[block].is_some_and(|e| e & ANSWERED_MISS == 0);
@@ -1226,10 +1328,14 @@ mod tests {
                         } else {
                             c.searches_saved(level[block])
                         };
-                        routed[block] * saved as u64
+                        routed[block] * saved as f64
                     })
                     .sum();
-                assert_eq!(c.value[w], want, "chunk {chunk:#x}, width {b}");
+                let got = c.saved[traffic.at()][w];
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.max(1.0),
+                    "chunk {chunk:#x}, width {b}, {traffic:?}: {got} against {want}"
+                );
             }
         }
         assert!(
@@ -1241,7 +1347,7 @@ mod tests {
     /// The galloping search gives what the binary search gives, over any ascending run of
     /// points: equal ones, ones in the same range, far apart, and the chunk's end.
     #[test]
-    fn routed_cells_by_sweep_match_the_binary_search() {
+    fn mass_by_sweep_matches_the_binary_search() {
         let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
         let c = Candidate::new(&planb, 0x2001).valued();
         assert!(c.ranges.len() > 100, "a chunk of many ranges");
@@ -1253,15 +1359,72 @@ mod tests {
                 .flat_map(|&s| [s, s, s + 1])
                 .collect();
             xs.extend([starts[starts.len() - 1] + 5, 1 << KEY_BITS, 1 << KEY_BITS]);
-            let mut at = 0;
-            for x in xs {
-                assert_eq!(
-                    c.routed_from(&mut at, x),
-                    c.routed_until(x),
-                    "x {x:#x}, stride {stride}"
-                );
+            for traffic in TRAFFICS {
+                let mut at = 0;
+                for &x in &xs {
+                    assert_eq!(
+                        c.mass_from(traffic, &mut at, x),
+                        c.mass_until(traffic, x),
+                        "x {x:#x}, stride {stride}, {traffic:?}"
+                    );
+                }
             }
         }
+    }
+
+    /// The choice serves both traffics. In a table of a chunk of many small routes spread
+    /// over it (2001::/16: most of the routes, little of the routed space) and a chunk of a
+    /// few wide ones (2006::/16: the other way round), chosen evenly, matched lookups (a route
+    /// picked evenly, then an address in it) take fewer searches than when chosen for spread
+    /// traffic alone, and spread lookups fewer than when chosen for matched traffic alone.
+    #[test]
+    fn the_choice_serves_both_traffics() {
+        let mut routes: Vec<(Prefix<u128>, NextHop)> = (0..6000u128)
+            .map(|i| {
+                let addr = (0x2001u128 << 112) | ((i * 715_827) << 80);
+                (Prefix::covering(addr, 48), (i % 11) as NextHop)
+            })
+            .collect();
+        routes.extend((0..200u128).map(|i| {
+            let addr = (0x2006u128 << 112) | ((i * 19) << 100);
+            (Prefix::covering(addr, 28), 20 + (i % 5) as NextHop)
+        }));
+        routes.push((Prefix::covering(0x2006u128 << 112, 16), 19));
+        let table: RouteTable<u128> = routes.into_iter().collect();
+        let planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
+        let mut random = random_addresses(0x9e37_79b9_7f4a_7c15);
+        let prefixes: Vec<Prefix<u128>> = table.iter().map(|(p, _)| p).collect();
+        let matched: Vec<u128> = (0..20_000)
+            .map(|_| {
+                let p = prefixes[(random() % prefixes.len() as u128) as usize];
+                p.addr() | (random() & u128::MAX.checked_shr(p.len().into()).unwrap_or(0))
+            })
+            .collect();
+        let spread: Vec<u128> = (0..20_000)
+            .map(|i| ([0x2001u128, 0x2006][i % 2] << 112) | (random() >> 16))
+            .collect();
+        let searches = |mix: [f64; 2], addrs: &[u128]| {
+            let mut entries = answered_entries(&planb);
+            // Room for about 2^9 entries: the two chunks compete for it.
+            let budget = sub_budget(planb.line_bytes()) / 16;
+            let sub = split_for(&planb, &mut entries, budget, mix);
+            let staged = Staged { entries, sub };
+            let total: usize = addrs
+                .iter()
+                .map(|&a| match staged.entry((a >> 80) as u64) {
+                    e if e & ANSWERED != 0 => 0,
+                    e => Staged::start(e, planb.depth).1,
+                })
+                .sum();
+            total as f64 / addrs.len() as f64
+        };
+        let (spread_only, matched_only) = ([1.0, 0.0], [0.0, 1.0]);
+        let m = [spread_only, EVEN, matched_only].map(|mix| searches(mix, &matched));
+        let s = [spread_only, EVEN, matched_only].map(|mix| searches(mix, &spread));
+        // Searches per lookup with the choice for spread traffic alone, evenly, for matched
+        // traffic alone: fewer for each traffic the more the choice counts it.
+        assert!(m[0] > m[1] && m[1] > m[2], "matched lookups: {m:?}");
+        assert!(s[0] < s[1] && s[1] < s[2], "spread lookups: {s:?}");
     }
 
     #[test]
@@ -1548,6 +1711,19 @@ mod tests {
         .into_iter()
         .chain(chunk_range(0x2002).into_iter().chain([u128::MAX, 0]))
         .collect();
+        // Every class of walk lanes goes through the staged walk: from the leaf, from one,
+        // two nodes above it (in a table deep enough), from the entry node.
+        for class in [1, 2, 3, planb.depth]
+            .into_iter()
+            .filter(|&c| c <= planb.depth)
+        {
+            assert!(
+                mixed
+                    .chunks(BLOCK)
+                    .any(|b| staged_block(b) && b.iter().any(|&a| searches(a) == class)),
+                "a staged block has lanes {class} searches from their answer"
+            );
+        }
         for addrs in [
             &mixed[..],
             &spread[..],

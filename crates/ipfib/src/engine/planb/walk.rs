@@ -734,9 +734,10 @@ pub mod x86 {
         // SAFETY: caller's contract.
         unsafe {
             stage::<I, SWAP>(v.s, staged, addrs, block, out, miss, &mut classes.packed);
-            let [root, near, leaf] = &mut classes.packed;
+            let [root, mid, near, leaf] = &mut classes.packed;
             let states = &mut classes.states;
             walk_packed::<I, N, DEPTH, false>(v, root, states, addrs, out, miss);
+            walk_packed::<I, N, 3, true>(v, mid, states, addrs, out, miss);
             walk_packed::<I, N, 2, true>(v, near, states, addrs, out, miss);
             walk_packed::<I, N, 1, true>(v, leaf, states, addrs, out, miss);
         }
@@ -755,10 +756,11 @@ pub mod x86 {
         out: &mut [NextHop],
         miss: NextHop,
     ) {
-        let [root, near, leaf] = &mut classes.packed;
+        let [root, mid, near, leaf] = &mut classes.packed;
         // SAFETY: caller's contract.
         unsafe {
             walk_rest::<I, N, DEPTH>(v, root, addrs, out, miss);
+            walk_rest::<I, N, 3>(v, mid, addrs, out, miss);
             walk_rest::<I, N, 2>(v, near, addrs, out, miss);
             walk_rest::<I, N, 1>(v, leaf, addrs, out, miss);
         }
@@ -790,15 +792,17 @@ pub mod x86 {
     }
 
     /// The walk lanes of a block by where they enter: a chunk's entry node (`root`), the
-    /// inner node above their leaf (`near`, [`ENTER_NEAR`]), their leaf (`leaf`,
-    /// [`ENTER_LEAF`]).
+    /// inner node two above their leaf (`mid`, [`ENTER_MID`]), the one above their leaf
+    /// (`near`, [`ENTER_NEAR`]), their leaf (`leaf`, [`ENTER_LEAF`]).
+    ///
+    /// [`ENTER_MID`]: super::super::staged::ENTER_MID
     struct Classes {
-        packed: [Packed; 3],
+        packed: [Packed; 4],
         /// The pipeline's groups, for each class's walk in turn (made once, like the rest).
         states: [Group<u32>; IN_FLIGHT],
     }
 
-    /// Empty classes, on the heap (about 150 KiB; a block fills at most 48 KiB of them).
+    /// Empty classes, on the heap (about 200 KiB; a block fills at most 48 KiB of them).
     fn classes() -> Box<Classes> {
         Box::new(Classes {
             packed: std::array::from_fn(|_| Packed::new()),
@@ -824,7 +828,7 @@ pub mod x86 {
         block: std::ops::Range<usize>,
         out: &mut [NextHop],
         miss: NextHop,
-        classes: &mut [Packed; 3],
+        classes: &mut [Packed; 4],
     ) {
         use std::arch::x86_64::*;
         const STEP: usize = 16;
@@ -957,10 +961,16 @@ pub mod x86 {
                 let leaf = _mm512_mask_test_epi32_mask(walk, entry, enter_leaf);
                 let near = _mm512_mask_test_epi32_mask(walk, entry, enter_near);
                 let node = _mm512_and_si512(entry, entry_node);
-                let masks = [walk & !(leaf | near), near, leaf];
+                // `ENTER_MID` is both marks.
+                let masks = [
+                    walk & !(leaf | near),
+                    leaf & near,
+                    near & !leaf,
+                    leaf & !near,
+                ];
                 // Only the first class when no lane enters deeper (a branch as predictable as
                 // the trace: a table's sub-tables mostly answer, or mostly name nodes).
-                let classes_used = if (leaf | near) == 0 { 1 } else { 3 };
+                let classes_used = if (leaf | near) == 0 { 1 } else { 4 };
                 for ((p, len), mask) in classes
                     .iter_mut()
                     .zip(&mut len)
