@@ -235,7 +235,7 @@ enum Work {
     /// Nothing is queued and the engines may hold dead space: one compaction step (settling:
     /// work proportional to the table, after a long quiet spell).
     Compact {
-        /// See [`Lookup::compact`].
+        /// See [`Lookup::compact`](crate::engine::Lookup::compact).
         settled: bool,
     },
 }
@@ -299,7 +299,7 @@ fn next_work(shared: &Shared) -> Option<Work> {
     Some(Work::Publish(mem::take(&mut q.pending), q.submitted))
 }
 
-/// One compaction step of both families' engines ([`Lookup::compact`], settling or not),
+/// One compaction step of both families' engines ([`Lookup::compact`](crate::engine::Lookup::compact), settling or not),
 /// published as a new version with the same routes. False when neither engine had anything to
 /// compact (or a step failed: the engine in use stays, and compaction waits for the next
 /// publish). A step gives up when an update arrives meanwhile (true: try again later), so an

@@ -7,7 +7,7 @@
 //! the rare fallback cell the cell's range, the lines its binary search probes and the answer.
 //!
 //! A trace is counted as a batch of raw next hops runs it: where the table has staged tables
-//! and the AVX-512 walk ([`super::staged`]), each block of [`BLOCK`] addresses that the batch
+//! and the AVX-512 walk ([`super::staged`]), each block of [`BLOCK`](super::staged::BLOCK) addresses that the batch
 //! would stage reads the staged entry instead of the direct entry, its sub-table entry in a
 //! split chunk, and the tree only when neither answered. Single lookups and `Option` batches
 //! always walk.
