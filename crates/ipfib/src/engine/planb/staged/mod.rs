@@ -138,9 +138,10 @@ pub fn sample<T>(block: &[T]) -> impl Iterator<Item = &T> {
 /// costs 0.82× on dfz10's matched trace when no lane is answered and every lane walks from
 /// its entry node, and breaks even near 30 % answered (dfz10's uniform trace before
 /// sub-tables: in-process A/B, 2 M addresses). Counting lanes that start deeper stages the
-/// blocks of a matched trace too, now that the sub-tables are chosen for it: dfz10 matched
-/// 1.37× `rte_fib6` → 1.50–1.58× (`ipfib bench`, BENCHMARKS.md "Session 20"). Near the bar
-/// either walk costs about the same, so blocks that flip between them cost little.
+/// blocks of a matched trace too, now that the sub-tables are chosen for it: bart-tier1
+/// IPv6 matched +20–25 %, dfz10 matched +8–12 % in some windows of this shared machine and
+/// −5–10 % in others (`ipfib bench`, BENCHMARKS.md "Session 20"). Near the bar either walk
+/// costs about the same, so blocks that flip between them cost little.
 #[inline(always)]
 fn worth_staging(saving: usize) -> bool {
     saving * 8 >= 3 * SAMPLES
