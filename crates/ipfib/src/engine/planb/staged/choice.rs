@@ -465,7 +465,7 @@ pub(super) fn sub_tables<A: Family>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{random_addresses, table, without_avx512};
+    use super::super::tests::{random_addresses, table, wide_routes_in_2006, without_avx512};
     use super::super::{answered_entries, is_split, sub_budget, Staged};
     use super::*;
     use crate::engine::{Build, BuildOptions};
@@ -615,11 +615,7 @@ mod tests {
                 (Prefix::covering(addr, 48), (i % 11) as NextHop)
             })
             .collect();
-        routes.extend((0..200u128).map(|i| {
-            let addr = (0x2006u128 << 112) | ((i * 19) << 100);
-            (Prefix::covering(addr, 28), 20 + (i % 5) as NextHop)
-        }));
-        routes.push((Prefix::covering(0x2006u128 << 112, 16), 19));
+        routes.extend(wide_routes_in_2006());
         let table: RouteTable<u128> = routes.into_iter().collect();
         let planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
         let mut random = random_addresses(0x9e37_79b9_7f4a_7c15);

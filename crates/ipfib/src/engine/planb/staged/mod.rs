@@ -506,14 +506,8 @@ mod tests {
                 (Prefix::covering(addr, 48), (i % 11) as NextHop)
             })
             .collect();
-        // 2006::/16: a route over the chunk and 200 /28s in it, each inside a few blocks of a
-        // sub-table: blocks that enter their leaf, or the node above it.
-        routes.extend((0..200u128).map(|i| {
-            let addr = (0x2006u128 << 112) | ((i * 19) << 100);
-            (Prefix::covering(addr, 28), 20 + (i % 5) as NextHop)
-        }));
+        routes.extend(wide_routes_in_2006());
         routes.extend([
-            (Prefix::covering(0x2006u128 << 112, 16), 19),
             (Prefix::covering(0x2000u128 << 112, 4), 1),
             (Prefix::covering(0x2002u128 << 112, 16), 2),
             (Prefix::covering(0x2003u128 << 112, 16), wide_hop),
@@ -526,6 +520,18 @@ mod tests {
             (Prefix::covering(u128::MAX, 128), 7),
         ]);
         routes.into_iter().collect()
+    }
+
+    /// 2006::/16: a route over the chunk and 200 /28s in it, each inside a few blocks of a
+    /// sub-table: blocks that enter their leaf, or the node above it. Few routes over much of
+    /// the routed space.
+    pub(super) fn wide_routes_in_2006() -> impl Iterator<Item = (Prefix<u128>, NextHop)> {
+        (0..200u128)
+            .map(|i| {
+                let addr = (0x2006u128 << 112) | ((i * 19) << 100);
+                (Prefix::covering(addr, 28), 20 + (i % 5) as NextHop)
+            })
+            .chain([(Prefix::covering(0x2006u128 << 112, 16), 19)])
     }
 
     /// True (after saying what is skipped) when this CPU lacks AVX-512, so that a test of the
