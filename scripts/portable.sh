@@ -9,6 +9,11 @@
 # that drops their only user is the usual way this breaks. Skips, saying so, when nightly +
 # rust-src cannot be had.
 #
+# The library alone: every `target_arch` cfg of the workspace is in it (the engines' SIMD
+# walks and the backend dispatch). The other crates have none, and the ones that read
+# compressed files (ipfib-io, and through it the CLI, the C library and ipfib's tests) build
+# bzip2's C sources, which would need an aarch64 C cross compiler.
+#
 #   bash scripts/portable.sh
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

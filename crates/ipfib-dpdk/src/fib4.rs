@@ -57,11 +57,8 @@ impl DpdkFib {
             tbl8: common::capacity(ENGINE, "tbl8 groups", long_routes.max(1), max_tbl8)?,
         };
         common::with_fallback(first, fallback, |cap| {
-            // The narrowest entry that holds the next hops and this many tbl8 groups (8 bytes
-            // hold every `u32` next hop + 1 and every `u32` count).
             let entry_bytes =
-                sizing::fib_entry_bytes(table, u64::from(cap.tbl8), &sizing::FIB4_ENTRY_BYTES)
-                    .unwrap_or(8);
+                sizing::fib_build_entry_bytes(table, cap.tbl8, &sizing::FIB4_ENTRY_BYTES);
             Self::build_with(table, cap, entry_bytes)
         })
     }

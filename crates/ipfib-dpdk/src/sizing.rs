@@ -78,6 +78,13 @@ pub fn fib_entry_bytes<A: Address>(table: &RouteTable<A>, tbl8: u64, sizes: &[u8
     sizes.iter().copied().find(|&b| fib_max_value(b) >= need)
 }
 
+/// The entry size a build uses for `tbl8` groups: [`fib_entry_bytes`], or 8 bytes where no
+/// narrower size holds the table (8 bytes hold every `u32` next hop + 1 and every `u32`
+/// group count, so a build always has a size).
+pub fn fib_build_entry_bytes<A: Address>(table: &RouteTable<A>, tbl8: u32, sizes: &[u8]) -> u8 {
+    fib_entry_bytes(table, u64::from(tbl8), sizes).unwrap_or(8)
+}
+
 /// The number of /24 blocks that contain a route longer than /24. `rte_lpm` and `rte_fib`
 /// (DIR-24-8) each use exactly one tbl8 group per such block.
 pub fn ipv4_tbl8_groups(routes: impl IntoIterator<Item = Prefix<u32>>) -> u64 {

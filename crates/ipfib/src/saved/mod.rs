@@ -2,11 +2,11 @@
 //! programs that build a table once and serve lookups from many processes (a control plane
 //! feeding workers, a command line called repeatedly, the C library).
 //!
-//! The file ([`format`]) holds both families' engine arrays and route lists behind a
-//! versioned header with a checksum of the body. [`Fib::open`] maps the file and uses the big
-//! arrays (PlanB's direct table and nodes) in place: opening costs a checksum pass, the
-//! validator and the small arrays' copies, not a build. [`Fib::from_bytes`] does the same on
-//! an aligned copy of bytes in memory.
+//! The file (laid out by the crate-private `format` module) holds both families' engine
+//! arrays and route lists behind a versioned header with a checksum of the body.
+//! [`Fib::open`] maps the file and uses the big arrays (PlanB's direct table and nodes) in
+//! place: opening costs a checksum pass, the validator and the small arrays' copies, not a
+//! build. [`Fib::from_bytes`] does the same on an aligned copy of bytes in memory.
 //!
 //! **Nothing in a file is trusted.** The header, the section table and every array length are
 //! checked before use; then the engine's validator checks every invariant its unchecked walk

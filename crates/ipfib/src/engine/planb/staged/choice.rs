@@ -14,8 +14,8 @@ use std::collections::BinaryHeap;
 use super::super::layout::{entry_line, Family, Key};
 use super::super::PlanB;
 use super::{
-    answered, has_ranges_to_split, ANSWERED, ANSWERED_MISS, ENTER_LEAF, ENTER_MID, ENTER_NEAR,
-    KEY_BITS, SPLIT, SUB_BASE, SUB_SHIFT_AT, SUB_WIDTHS,
+    answered, deep_marks, has_ranges_to_split, ANSWERED, ANSWERED_MISS, KEY_BITS, SPLIT, SUB_BASE,
+    SUB_SHIFT_AT, SUB_WIDTHS,
 };
 
 /// A chunk a sub-table could serve: its ranges (chunk-relative starts, answered entries or
@@ -23,8 +23,8 @@ use super::{
 /// once [`Candidate::valued`] (the choice needs them, making a chosen sub-table does not), per
 /// width in [`SUB_WIDTHS`] and [`Traffic`] the searches a sub-table of that width saves,
 /// weighted by that traffic's mass in each block: a block one answer covers saves the whole
-/// walk, a block inside one leaf or one, two nodes above it ([`ENTER_LEAF`], [`ENTER_NEAR`],
-/// [`ENTER_MID`]) the searches above that node.
+/// walk, a block inside one leaf or one, two nodes above it ([`super::ENTER_LEAF`],
+/// [`super::ENTER_NEAR`], [`super::ENTER_MID`]) the searches above that node.
 pub(super) struct Candidate {
     chunk: usize,
     depth: usize,
@@ -274,7 +274,7 @@ impl Candidate {
     }
 
     /// The sub-table of width `b`: each block's answered entry, the walk entry of the node it
-    /// enters ([`ENTER_LEAF`], [`ENTER_NEAR`]), or the chunk's entry node.
+    /// enters ([`deep_marks`]), or the chunk's entry node.
     fn sub_table<A: Family>(&self, t: &PlanB<A>, b: u32) -> Vec<u32> {
         let shift = KEY_BITS - b;
         let root = t.direct[self.chunk];
@@ -283,11 +283,11 @@ impl Candidate {
             .iter()
             .enumerate()
             .map(|(block, &level)| {
-                let flag = match self.depth - level {
-                    1 => ENTER_LEAF,
-                    2 => ENTER_NEAR,
-                    3 if level > 0 => ENTER_MID,
-                    _ => return root,
+                // A node three searches up in a table of depth 3 is the entry node itself:
+                // its entry stays a plain one.
+                let marks = deep_marks(self.depth - level).filter(|_| level > 0);
+                let Some(flag) = marks else {
+                    return root;
                 };
                 let key = A::Key::from_coarse((block as u64) << shift);
                 flag | t.descend(0, entry_line(root), key, level)

@@ -252,13 +252,7 @@ impl Staged {
     /// Where a lane whose staged (or sub-table) entry is the walk entry `entry` starts: the
     /// node and the searches left from it, of a table of depth `depth`.
     pub fn start(entry: u32, depth: usize) -> (u32, usize) {
-        let searches = match entry & ENTER_MID {
-            ENTER_MID => 3,
-            ENTER_LEAF => 1,
-            ENTER_NEAR => 2,
-            _ => depth,
-        };
-        (entry & ENTRY_NODE, searches)
+        (entry & ENTRY_NODE, deep_searches(entry).unwrap_or(depth))
     }
 
     /// Bytes of both tables.
@@ -278,11 +272,11 @@ impl Staged {
             let kind = if entry & ANSWERED != 0 {
                 &mut kinds.answered
             } else {
-                match entry & ENTER_MID {
-                    ENTER_MID => &mut kinds.mid,
-                    ENTER_LEAF => &mut kinds.leaf,
-                    ENTER_NEAR => &mut kinds.near,
-                    _ => &mut kinds.root,
+                match deep_searches(entry) {
+                    Some(1) => &mut kinds.leaf,
+                    Some(2) => &mut kinds.near,
+                    Some(_) => &mut kinds.mid,
+                    None => &mut kinds.root,
                 }
             };
             *kind += 1;
@@ -306,6 +300,29 @@ pub struct SubEntries {
     pub mid: usize,
     /// Full walks, from the chunk's entry node.
     pub root: usize,
+}
+
+/// The marks of a walk entry whose lane starts `searches` searches from its answer, below its
+/// chunk's entry node: [`ENTER_LEAF`], [`ENTER_NEAR`] or [`ENTER_MID`] (`None` past three: a
+/// walk from the entry node carries no mark). The inverse of [`deep_searches`].
+pub const fn deep_marks(searches: usize) -> Option<u32> {
+    match searches {
+        1 => Some(ENTER_LEAF),
+        2 => Some(ENTER_NEAR),
+        3 => Some(ENTER_MID),
+        _ => None,
+    }
+}
+
+/// The searches left to a lane whose walk entry (not an answer) is `entry`, when its marks
+/// start it below the entry node (`None`: a walk from the entry node, the table's depth).
+pub const fn deep_searches(entry: u32) -> Option<usize> {
+    match entry & ENTER_MID {
+        ENTER_LEAF => Some(1),
+        ENTER_NEAR => Some(2),
+        ENTER_MID => Some(3),
+        _ => None,
+    }
 }
 
 /// Whether a direct entry of [`Staged`] is a split entry ([`SPLIT`] without [`ANSWERED`]).
@@ -558,6 +575,22 @@ mod tests {
     fn chunk_range(chunk: u128) -> [u128; 3] {
         let first = chunk << 112;
         [first, first | (u128::MAX >> 17), first | (u128::MAX >> 16)]
+    }
+
+    #[test]
+    fn deep_marks_and_deep_searches_are_inverse() {
+        let node = 0x0abc_def0 & ENTRY_NODE;
+        for searches in 0..8 {
+            match deep_marks(searches) {
+                Some(marks) => {
+                    assert_eq!(deep_searches(marks | node), Some(searches));
+                    assert_eq!(Staged::start(marks | node, 6), (node, searches));
+                }
+                None => assert!(!(1..=3).contains(&searches), "{searches} searches unmarked"),
+            }
+        }
+        assert_eq!(deep_searches(node), None);
+        assert_eq!(Staged::start(node, 5), (node, 5));
     }
 
     #[test]
