@@ -78,9 +78,9 @@ pub fn fib_entry_bytes<A: Address>(table: &RouteTable<A>, tbl8: u64, sizes: &[u8
     sizes.iter().copied().find(|&b| fib_max_value(b) >= need)
 }
 
-/// The entry size a build uses for `tbl8` groups: [`fib_entry_bytes`], or 8 bytes where no
-/// narrower size holds the table (8 bytes hold every `u32` next hop + 1 and every `u32`
-/// group count, so a build always has a size).
+/// The entry size a build with `tbl8` groups uses: [`fib_entry_bytes`], or 8 bytes where none
+/// of `sizes` holds the table (8 bytes hold every `u32` next hop + 1 and every `u32` group
+/// count, so a build always has a size).
 pub fn fib_build_entry_bytes<A: Address>(table: &RouteTable<A>, tbl8: u32, sizes: &[u8]) -> u8 {
     fib_entry_bytes(table, u64::from(tbl8), sizes).unwrap_or(8)
 }

@@ -285,8 +285,7 @@ impl Candidate {
             .map(|(block, &level)| {
                 // A node three searches up in a table of depth 3 is the entry node itself:
                 // its entry stays a plain one.
-                let marks = deep_marks(self.depth - level).filter(|_| level > 0);
-                let Some(flag) = marks else {
+                let Some(flag) = deep_marks(self.depth - level).filter(|_| level > 0) else {
                     return root;
                 };
                 let key = A::Key::from_coarse((block as u64) << shift);

@@ -244,7 +244,10 @@ impl Staged {
     pub fn stages<T>(&self, block: &[T], coarse: impl Fn(&T) -> u64) -> bool {
         worth_staging(
             sample(block)
-                .filter(|a| self.entry(coarse(a)) & (ANSWERED | ENTER_MID) != 0)
+                .filter(|a| {
+                    let entry = self.entry(coarse(a));
+                    entry & ANSWERED != 0 || deep_searches(entry).is_some()
+                })
                 .count(),
         )
     }
@@ -305,6 +308,7 @@ pub struct SubEntries {
 /// The marks of a walk entry whose lane starts `searches` searches from its answer, below its
 /// chunk's entry node: [`ENTER_LEAF`], [`ENTER_NEAR`] or [`ENTER_MID`] (`None` past three: a
 /// walk from the entry node carries no mark). The inverse of [`deep_searches`].
+#[inline(always)]
 pub const fn deep_marks(searches: usize) -> Option<u32> {
     match searches {
         1 => Some(ENTER_LEAF),
@@ -316,6 +320,7 @@ pub const fn deep_marks(searches: usize) -> Option<u32> {
 
 /// The searches left to a lane whose walk entry (not an answer) is `entry`, when its marks
 /// start it below the entry node (`None`: a walk from the entry node, the table's depth).
+#[inline(always)]
 pub const fn deep_searches(entry: u32) -> Option<usize> {
     match entry & ENTER_MID {
         ENTER_LEAF => Some(1),
