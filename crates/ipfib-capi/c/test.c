@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ipfib.h"
 
@@ -15,13 +17,14 @@
  * a compile error, so the header cannot drift from the contract. */
 typedef struct ipfib_fib ipfib_fib;
 ipfib_fib *ipfib_fib_open(const char *path, const char *engine, char *err, size_t errlen);
+ipfib_fib *ipfib_fib_open_mapped(const char *path, const char *engine, char *err, size_t errlen);
 int  ipfib_fib_save(const ipfib_fib *fib, const char *path, char *err, size_t errlen);
 void ipfib_fib_free(ipfib_fib *fib);
 int  ipfib_lookup_v4(const ipfib_fib *fib, uint32_t addr, uint32_t *next_hop);
 int  ipfib_lookup_v6(const ipfib_fib *fib, const uint8_t addr[16], uint32_t *next_hop);
-void ipfib_lookup_v4_bulk(const ipfib_fib *fib, const uint32_t *addrs, uint32_t *next_hops,
+int  ipfib_lookup_v4_bulk(const ipfib_fib *fib, const uint32_t *addrs, uint32_t *next_hops,
                           size_t n, uint32_t miss);
-void ipfib_lookup_v6_bulk(const ipfib_fib *fib, const uint8_t (*addrs)[16], uint32_t *next_hops,
+int  ipfib_lookup_v6_bulk(const ipfib_fib *fib, const uint8_t (*addrs)[16], uint32_t *next_hops,
                           size_t n, uint32_t miss);
 
 static int failures = 0;
@@ -48,18 +51,18 @@ static void check_answers(const ipfib_fib *fib, size_t n4, size_t n6, const char
     for (size_t i = 0; i < n4; i++) {
         uint32_t hop = 12345;
         int found = ipfib_lookup_v4(fib, v4s[i], &hop);
-        if ((found ? hop : MISS) != v4_want[i]) bad++;
+        if ((found == 1 ? hop : MISS) != v4_want[i]) bad++;
     }
     for (size_t i = 0; i < n6; i++) {
         uint32_t hop = 12345;
         int found = ipfib_lookup_v6(fib, v6s[i], &hop);
-        if ((found ? hop : MISS) != v6_want[i]) bad++;
+        if ((found == 1 ? hop : MISS) != v6_want[i]) bad++;
     }
-    ipfib_lookup_v4_bulk(fib, v4s, out4, n4, MISS);
-    ipfib_lookup_v6_bulk(fib, (const uint8_t(*)[16])v6s, out6, n6, MISS);
+    CHECK(ipfib_lookup_v4_bulk(fib, v4s, out4, n4, MISS) == 0, "v4 bulk");
+    CHECK(ipfib_lookup_v6_bulk(fib, (const uint8_t(*)[16])v6s, out6, n6, MISS) == 0, "v6 bulk");
     for (size_t i = 0; i < n4; i++) bad += out4[i] != v4_want[i];
     for (size_t i = 0; i < n6; i++) bad += out6[i] != v6_want[i];
-    ipfib_lookup_v6_bulk(fib, NULL, NULL, 0, MISS); /* n = 0: nothing read or written */
+    CHECK(ipfib_lookup_v6_bulk(fib, NULL, NULL, 0, MISS) == 0, "n = 0: nothing read or written");
     CHECK(bad == 0, "%s: %zu of %zu answers differ from the reference", what, bad, 2 * (n4 + n6));
 }
 
@@ -113,7 +116,67 @@ int main(int argc, char **argv) {
               "saving a reference table must fail naming the engine, got: %s", err);
     }
     ipfib_fib_free(other);
+
+    /* The saved table read through a pipe ("/dev/fd/N"): read once, from its first byte. */
+    int fds[2];
+    CHECK(pipe(fds) == 0, "pipe");
+    pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        FILE *in = fopen(saved, "rb");
+        char chunk[65536];
+        size_t got;
+        while (in != NULL && (got = fread(chunk, 1, sizeof chunk, in)) > 0) {
+            if (write(fds[1], chunk, got) != (ssize_t)got) _exit(1);
+        }
+        _exit(in == NULL);
+    }
+    close(fds[1]);
+    char fd_path[64];
+    snprintf(fd_path, sizeof fd_path, "/dev/fd/%d", fds[0]);
+    ipfib_fib *piped = ipfib_fib_open(fd_path, NULL, err, sizeof err);
+    CHECK(piped != NULL, "a saved table through a pipe (%s): %s", fd_path, err);
+    if (piped != NULL) check_answers(piped, n4, n6, "saved, read through a pipe");
+    ipfib_fib_free(piped);
+    close(fds[0]);
+    waitpid(child, NULL, 0);
+
+    /* The default open reads the file into memory: truncating it and writing garbage over it
+     * afterwards changes nothing (mapped, the first lookup would die with SIGBUS). */
+    ipfib_fib *mapped = ipfib_fib_open_mapped(saved, NULL, err, sizeof err);
+    CHECK(mapped != NULL, "open mapped: %s", err);
+    if (mapped != NULL) check_answers(mapped, n4, n6, "saved and mapped");
+    ipfib_fib_free(mapped);
+    FILE *clobber = fopen(saved, "wb");
+    CHECK(clobber != NULL, "truncate %s", saved);
+    if (clobber != NULL) {
+        fputs("garbage written over the saved table while it is open\n", clobber);
+        fclose(clobber);
+    }
+    if (reopened != NULL) check_answers(reopened, n4, n6, "saved, reopened, file truncated and overwritten");
     ipfib_fib_free(reopened);
+    CHECK(ipfib_fib_save(fib, saved, err, sizeof err) == 0, "save again: %s", err);
+
+    /* NULL tables and arrays: an error return, nothing written, no crash. */
+    uint32_t hop = 12345, one = 0x0a000001u;
+    uint8_t one6[16] = {0x20, 0x01, 0x0d, 0xb8};
+    CHECK(ipfib_lookup_v4(NULL, one, &hop) == -1 && hop == 12345, "v4 lookup in a NULL table");
+    CHECK(ipfib_lookup_v6(NULL, one6, &hop) == -1 && hop == 12345, "v6 lookup in a NULL table");
+    CHECK(ipfib_lookup_v4(fib, one, NULL) == -1, "v4 lookup into a NULL next hop");
+    CHECK(ipfib_lookup_v6(fib, NULL, &hop) == -1, "v6 lookup of a NULL address");
+    CHECK(ipfib_lookup_v4_bulk(NULL, &one, &hop, 1, MISS) == -1 && hop == 12345,
+          "v4 bulk in a NULL table");
+    CHECK(ipfib_lookup_v6_bulk(NULL, (const uint8_t(*)[16])one6, &hop, 1, MISS) == -1 &&
+              hop == 12345,
+          "v6 bulk in a NULL table");
+    CHECK(ipfib_lookup_v4_bulk(fib, NULL, &hop, 1, MISS) == -1, "v4 bulk of NULL addresses");
+    CHECK(ipfib_lookup_v6_bulk(fib, (const uint8_t(*)[16])one6, NULL, 1, MISS) == -1,
+          "v6 bulk into NULL next hops");
+    CHECK(ipfib_lookup_v4_bulk(fib, NULL, NULL, 0, MISS) == 0, "n = 0 with NULL arrays is fine");
+    err[0] = '\0';
+    CHECK(ipfib_fib_save(NULL, saved, err, sizeof err) == -1 && strstr(err, "NULL") != NULL,
+          "saving a NULL table must fail saying so, got: %s", err);
+
     ipfib_fib_free(fib);
     ipfib_fib_free(NULL);
 

@@ -18,22 +18,36 @@ extern "C" {
 // Opens a FIB file (text, gzip, bzip2, MRT RIB or saved table). engine: NULL = default (or
 // the saved engine). On error returns NULL and writes a message into err (if not NULL).
 //
-// A saved table opened with its own engine (or NULL) is mapped and used in place; keep the
-// file unchanged while it is open (replace it by renaming a new file over it, as
-// ipfib_fib_save does). Free the result with ipfib_fib_free.
+// The path is opened and read once, so a pipe or FIFO ("/dev/fd/N", "/dev/stdin") works.
+// A saved table opened with its own engine (or NULL) is read into memory and used as it is,
+// with no build; the file may change or go away afterwards. Free the result with
+// ipfib_fib_free. Any thread may call this.
 //
 // # Safety
 // `path` is NULL or a NUL-terminated string (NULL is an error); `engine` is NULL or a
 // NUL-terminated string; `err` is NULL or points to `errlen` writable bytes.
 ipfib_fib *ipfib_fib_open(const char *path, const char *engine, char *err, size_t errlen);
 
+// ipfib_fib_open, except that a saved table in a regular file is mapped instead of read:
+// no copy, and the pages are shared by every process that maps the file. Other files are
+// read as ipfib_fib_open reads them.
+//
+// CONTRACT: while the table is open, nobody may truncate the file or write into it: a
+// lookup that touches a truncated page kills the process with SIGBUS, and rewritten bytes
+// are read unchecked (wrong answers, reads out of bounds). Replacing the file by renaming
+// another over it, as ipfib_fib_save does, is safe: the table keeps the old file.
+//
+// # Safety
+// As for ipfib_fib_open, plus the contract above.
+ipfib_fib *ipfib_fib_open_mapped(const char *path, const char *engine, char *err, size_t errlen);
+
 // Saves the table in the saved-table format (written to a temporary file, then renamed over
 // path). Returns 0 on success; on error -1 and a message in err (if not NULL). Only tables
 // built with the planb engine can be saved.
 //
 // # Safety
-// `fib` is a table from ipfib_fib_open; `path` is NULL (an error) or a NUL-terminated string;
-// `err` is NULL or points to `errlen` writable bytes.
+// `fib` is NULL (an error) or a table from ipfib_fib_open; `path` is NULL (an error) or a
+// NUL-terminated string; `err` is NULL or points to `errlen` writable bytes.
 int ipfib_fib_save(const ipfib_fib *fib, const char *path, char *err, size_t errlen);
 
 // Frees a table from ipfib_fib_open (NULL ok).
@@ -42,43 +56,47 @@ int ipfib_fib_save(const ipfib_fib *fib, const char *path, char *err, size_t err
 // `fib` is NULL or a table from ipfib_fib_open not freed before, used by no other thread.
 void ipfib_fib_free(ipfib_fib *fib);
 
-// 1 and *next_hop set when a route matches, 0 when none. IPv4 in host byte order, IPv6 as
-// 16 bytes in network order (as in a packet header, as DPDK's rte_fib6 takes them).
+// 1 and *next_hop set when a route matches, 0 when none, -1 (nothing written) when `fib` or
+// `next_hop` is NULL. IPv4 in host byte order, IPv6 as 16 bytes in network order (as in a
+// packet header, as DPDK's rte_fib6 takes them). Any number of threads may look up at once.
 //
 // # Safety
-// `fib` is a live table; `next_hop` points to a writable uint32_t.
+// `fib` is NULL or a live table; `next_hop` is NULL or points to a writable uint32_t.
 int ipfib_lookup_v4(const ipfib_fib *fib, uint32_t addr, uint32_t *next_hop);
 
-// The IPv6 form of ipfib_lookup_v4: addr is 16 bytes in network order.
+// The IPv6 form of ipfib_lookup_v4: addr is 16 bytes in network order; -1 also when `addr` is
+// NULL.
 //
 // # Safety
-// `fib` is a live table; `addr` points to 16 readable bytes; `next_hop` to a writable
-// uint32_t.
+// `fib` is NULL or a live table; `addr` is NULL or points to 16 readable bytes; `next_hop` is
+// NULL or points to a writable uint32_t.
 //
 int ipfib_lookup_v6(const ipfib_fib *fib, const uint8_t addr[16], uint32_t *next_hop);
 
-// Bulk: `next_hops[i]` = the answer for `addrs[i]`, or `miss` when no route matches.
+// Bulk: `next_hops[i]` = the answer for `addrs[i]`, or `miss` when no route matches. Returns
+// 0, or -1 (nothing written) when `fib` is NULL or, with `n` > 0, an array is NULL. Any
+// number of threads may look up at once.
 //
 // # Safety
-// `fib` is a live table; `addrs` points to `n` readable and `next_hops` to `n` writable
-// uint32_t (either may be NULL when `n` is 0).
-void ipfib_lookup_v4_bulk(const ipfib_fib *fib,
-                          const uint32_t *addrs,
-                          uint32_t *next_hops,
-                          size_t n,
-                          uint32_t miss);
+// `fib` is NULL or a live table; `addrs` is NULL or points to `n` readable and `next_hops` is
+// NULL or points to `n` writable uint32_t.
+int ipfib_lookup_v4_bulk(const ipfib_fib *fib,
+                         const uint32_t *addrs,
+                         uint32_t *next_hops,
+                         size_t n,
+                         uint32_t miss);
 
 // The IPv6 form of ipfib_lookup_v4_bulk: each address is 16 bytes in network order, read in
 // place by the batched walk.
 //
 // # Safety
-// `fib` is a live table; `addrs` points to `n` readable 16-byte addresses and `next_hops`
-// to `n` writable uint32_t (either may be NULL when `n` is 0).
-void ipfib_lookup_v6_bulk(const ipfib_fib *fib,
-                          const uint8_t (*addrs)[16],
-                          uint32_t *next_hops,
-                          size_t n,
-                          uint32_t miss);
+// `fib` is NULL or a live table; `addrs` is NULL or points to `n` readable 16-byte addresses
+// and `next_hops` is NULL or points to `n` writable uint32_t.
+int ipfib_lookup_v6_bulk(const ipfib_fib *fib,
+                         const uint8_t (*addrs)[16],
+                         uint32_t *next_hops,
+                         size_t n,
+                         uint32_t miss);
 
 #ifdef __cplusplus
 }  // extern "C"

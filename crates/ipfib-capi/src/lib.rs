@@ -1,5 +1,6 @@
-//! ipfib for C: open a table (any FIB file, or a saved table, mapped in place), look
-//! addresses up one at a time or in bulk (DPDK's `rte_fib_lookup_bulk` shape), save it.
+//! ipfib for C: open a table (any FIB file, or a saved table, read into memory or mapped in
+//! place), look addresses up one at a time or in bulk (DPDK's `rte_fib_lookup_bulk` shape),
+//! save it.
 //!
 //! The header `include/ipfib.h` is generated from this file by cbindgen. Rules every function
 //! keeps:
@@ -7,8 +8,9 @@
 //!   `catch_unwind`, and a panic becomes an error return (there is none on any known input).
 //! - Errors are a return value plus a message in the caller's `err` buffer (`errlen` bytes,
 //!   always NUL-terminated, truncated if need be; `err` may be NULL).
-//! - A NULL pointer where the documentation does not allow one is undefined behaviour, as in
-//!   DPDK: the lookup functions do not check, so they cost nothing beyond the lookup.
+//! - A NULL table or array is checked (one branch per call, outside the bulk loop): the single
+//!   lookups and the bulk lookups return -1 for it and write nothing, `ipfib_fib_save` returns
+//!   -1 with a message. Other invalid pointers (freed, too short) are undefined behaviour.
 //! - An `ipfib_fib` is immutable: any number of threads may look up in it at once.
 
 #![allow(non_camel_case_types)]
@@ -56,7 +58,7 @@ unsafe fn str_arg<'a>(s: *const c_char) -> Option<&'a CStr> {
     (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) })
 }
 
-fn open(path: Option<&CStr>, engine: Option<&CStr>) -> Result<Fib, String> {
+fn open(path: Option<&CStr>, engine: Option<&CStr>, map: bool) -> Result<Fib, String> {
     let path = path.ok_or("path is NULL")?;
     let path = Path::new(OsStr::from_bytes(path.to_bytes()));
     let engine = match engine {
@@ -72,30 +74,32 @@ fn open(path: Option<&CStr>, engine: Option<&CStr>) -> Result<Fib, String> {
             )
         }
     };
-    ipfib_io::open_fib(path, engine, &ipfib_io::LoadOptions::default()).map_err(|e| describe(&e))
+    let options = ipfib_io::LoadOptions::default();
+    let file = if map {
+        // SAFETY: `map` is only set by `ipfib_fib_open_mapped`, whose documented contract (the
+        // header) is that the caller keeps the file unchanged while the table is open.
+        unsafe { ipfib_io::read_fib_mapped(path, &options) }
+    } else {
+        ipfib_io::read_fib(path, &options)
+    };
+    file.and_then(|f| f.build(engine)).map_err(|e| describe(&e))
 }
 
-/// Opens a FIB file (text, gzip, bzip2, MRT RIB or saved table). engine: NULL = default (or
-/// the saved engine). On error returns NULL and writes a message into err (if not NULL).
-///
-/// A saved table opened with its own engine (or NULL) is mapped and used in place; keep the
-/// file unchanged while it is open (replace it by renaming a new file over it, as
-/// ipfib_fib_save does). Free the result with ipfib_fib_free.
+/// The C face of [`open`]: a table, or NULL and a message in `err`.
 ///
 /// # Safety
-/// `path` is NULL or a NUL-terminated string (NULL is an error); `engine` is NULL or a
-/// NUL-terminated string; `err` is NULL or points to `errlen` writable bytes.
-#[no_mangle]
-pub unsafe extern "C" fn ipfib_fib_open(
+/// As for `ipfib_fib_open`.
+unsafe fn open_c(
     path: *const c_char,
     engine: *const c_char,
+    map: bool,
     err: *mut c_char,
     errlen: usize,
 ) -> *mut ipfib_fib {
     let result = catch_unwind(|| {
         // SAFETY: the caller's contract for `path` and `engine`.
         let (path, engine) = unsafe { (str_arg(path), str_arg(engine)) };
-        open(path, engine)
+        open(path, engine, map)
     })
     .unwrap_or_else(|_| Err("internal error: a panic while opening the table".into()));
     match result {
@@ -108,13 +112,57 @@ pub unsafe extern "C" fn ipfib_fib_open(
     }
 }
 
+/// Opens a FIB file (text, gzip, bzip2, MRT RIB or saved table). engine: NULL = default (or
+/// the saved engine). On error returns NULL and writes a message into err (if not NULL).
+///
+/// The path is opened and read once, so a pipe or FIFO ("/dev/fd/N", "/dev/stdin") works.
+/// A saved table opened with its own engine (or NULL) is read into memory and used as it is,
+/// with no build; the file may change or go away afterwards. Free the result with
+/// ipfib_fib_free. Any thread may call this.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string (NULL is an error); `engine` is NULL or a
+/// NUL-terminated string; `err` is NULL or points to `errlen` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ipfib_fib_open(
+    path: *const c_char,
+    engine: *const c_char,
+    err: *mut c_char,
+    errlen: usize,
+) -> *mut ipfib_fib {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { open_c(path, engine, false, err, errlen) }
+}
+
+/// ipfib_fib_open, except that a saved table in a regular file is mapped instead of read:
+/// no copy, and the pages are shared by every process that maps the file. Other files are
+/// read as ipfib_fib_open reads them.
+///
+/// CONTRACT: while the table is open, nobody may truncate the file or write into it: a
+/// lookup that touches a truncated page kills the process with SIGBUS, and rewritten bytes
+/// are read unchecked (wrong answers, reads out of bounds). Replacing the file by renaming
+/// another over it, as ipfib_fib_save does, is safe: the table keeps the old file.
+///
+/// # Safety
+/// As for ipfib_fib_open, plus the contract above.
+#[no_mangle]
+pub unsafe extern "C" fn ipfib_fib_open_mapped(
+    path: *const c_char,
+    engine: *const c_char,
+    err: *mut c_char,
+    errlen: usize,
+) -> *mut ipfib_fib {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { open_c(path, engine, true, err, errlen) }
+}
+
 /// Saves the table in the saved-table format (written to a temporary file, then renamed over
 /// path). Returns 0 on success; on error -1 and a message in err (if not NULL). Only tables
 /// built with the planb engine can be saved.
 ///
 /// # Safety
-/// `fib` is a table from ipfib_fib_open; `path` is NULL (an error) or a NUL-terminated string;
-/// `err` is NULL or points to `errlen` writable bytes.
+/// `fib` is NULL (an error) or a table from ipfib_fib_open; `path` is NULL (an error) or a
+/// NUL-terminated string; `err` is NULL or points to `errlen` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ipfib_fib_save(
     fib: *const ipfib_fib,
@@ -125,8 +173,8 @@ pub unsafe extern "C" fn ipfib_fib_save(
     let result = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: the caller's contract for `path`.
         let path = unsafe { str_arg(path) }.ok_or("path is NULL")?;
-        // SAFETY: the caller's contract: `fib` is a live table.
-        let fib = unsafe { &(*fib).fib };
+        // SAFETY: the caller's contract: `fib` is NULL or a live table.
+        let fib = &unsafe { fib.as_ref() }.ok_or("the table is NULL")?.fib;
         fib.save(Path::new(OsStr::from_bytes(path.to_bytes())))
             .map_err(|e| describe(&e))
     }))
@@ -154,33 +202,37 @@ pub unsafe extern "C" fn ipfib_fib_free(fib: *mut ipfib_fib) {
     }
 }
 
-/// 1 and *next_hop set when a route matches, 0 when none. IPv4 in host byte order, IPv6 as
-/// 16 bytes in network order (as in a packet header, as DPDK's rte_fib6 takes them).
+/// 1 and *next_hop set when a route matches, 0 when none, -1 (nothing written) when `fib` or
+/// `next_hop` is NULL. IPv4 in host byte order, IPv6 as 16 bytes in network order (as in a
+/// packet header, as DPDK's rte_fib6 takes them). Any number of threads may look up at once.
 ///
 /// # Safety
-/// `fib` is a live table; `next_hop` points to a writable uint32_t.
+/// `fib` is NULL or a live table; `next_hop` is NULL or points to a writable uint32_t.
 #[no_mangle]
 pub unsafe extern "C" fn ipfib_lookup_v4(
     fib: *const ipfib_fib,
     addr: u32,
     next_hop: *mut u32,
 ) -> c_int {
-    // SAFETY: the caller's contract: `fib` is a live table.
-    let fib = unsafe { &(*fib).fib };
-    // SAFETY: the caller's contract: `next_hop` is writable.
+    // SAFETY: the caller's contract: `fib` is NULL or a live table.
+    let Some(fib) = (unsafe { fib.as_ref() }) else {
+        return -1;
+    };
+    // SAFETY: the caller's contract: `next_hop` is NULL or writable.
     unsafe {
         report(
-            catch_unwind(AssertUnwindSafe(|| fib.v4().lookup(addr))),
+            catch_unwind(AssertUnwindSafe(|| fib.fib.v4().lookup(addr))),
             next_hop,
         )
     }
 }
 
-/// The IPv6 form of ipfib_lookup_v4: addr is 16 bytes in network order.
+/// The IPv6 form of ipfib_lookup_v4: addr is 16 bytes in network order; -1 also when `addr` is
+/// NULL.
 ///
 /// # Safety
-/// `fib` is a live table; `addr` points to 16 readable bytes; `next_hop` to a writable
-/// uint32_t.
+/// `fib` is NULL or a live table; `addr` is NULL or points to 16 readable bytes; `next_hop` is
+/// NULL or points to a writable uint32_t.
 ///
 /// cbindgen:ptrs-as-arrays=[[addr; 16]]
 #[no_mangle]
@@ -189,24 +241,34 @@ pub unsafe extern "C" fn ipfib_lookup_v6(
     addr: *const u8,
     next_hop: *mut u32,
 ) -> c_int {
-    // SAFETY: the caller's contract: `fib` is a live table, `addr` 16 readable bytes.
-    let (fib, bytes) = unsafe { (&(*fib).fib, addr.cast::<[u8; 16]>().read_unaligned()) };
+    // SAFETY: the caller's contract: `fib` is NULL or a live table.
+    let Some(fib) = (unsafe { fib.as_ref() }) else {
+        return -1;
+    };
+    if addr.is_null() {
+        return -1;
+    }
+    // SAFETY: the caller's contract: a non-NULL `addr` has 16 readable bytes.
+    let bytes = unsafe { addr.cast::<[u8; 16]>().read_unaligned() };
     let found = catch_unwind(AssertUnwindSafe(|| {
-        fib.v6().lookup(u128::from_be_bytes(bytes))
+        fib.fib.v6().lookup(u128::from_be_bytes(bytes))
     }));
-    // SAFETY: the caller's contract: `next_hop` is writable.
+    // SAFETY: the caller's contract: `next_hop` is NULL or writable.
     unsafe { report(found, next_hop) }
 }
 
 /// A single lookup's C result: 1 with `*next_hop` set when a route matched, 0 when none did
-/// (or the lookup panicked, which never crosses the boundary).
+/// (or the lookup panicked, which never crosses the boundary), -1 when `next_hop` is NULL.
 ///
 /// # Safety
-/// `next_hop` is writable.
+/// `next_hop` is NULL or writable.
 unsafe fn report(found: std::thread::Result<Option<u32>>, next_hop: *mut u32) -> c_int {
+    if next_hop.is_null() {
+        return -1;
+    }
     match found {
         Ok(Some(hop)) => {
-            // SAFETY: the caller's contract.
+            // SAFETY: the caller's contract, and not NULL.
             unsafe { *next_hop = hop };
             1
         }
@@ -214,11 +276,43 @@ unsafe fn report(found: std::thread::Result<Option<u32>>, next_hop: *mut u32) ->
     }
 }
 
-/// Bulk: `next_hops[i]` = the answer for `addrs[i]`, or `miss` when no route matches.
+/// The table and the two arrays of a bulk call, or `None` when one of them is NULL (with `n`
+/// > 0; with `n` == 0 the arrays are not used and may be NULL).
 ///
 /// # Safety
-/// `fib` is a live table; `addrs` points to `n` readable and `next_hops` to `n` writable
-/// uint32_t (either may be NULL when `n` is 0).
+/// `fib` is NULL or a live table; non-NULL arrays have `n` readable (`addrs`) and writable
+/// (`next_hops`) elements.
+unsafe fn bulk_args<'a, A>(
+    fib: *const ipfib_fib,
+    addrs: *const A,
+    next_hops: *mut u32,
+    n: usize,
+) -> Option<(&'a Fib, &'a [A], &'a mut [u32])> {
+    // SAFETY: the caller's contract: `fib` is NULL or a live table.
+    let fib = &unsafe { fib.as_ref() }?.fib;
+    if n == 0 {
+        return Some((fib, &[], &mut []));
+    }
+    if addrs.is_null() || next_hops.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's contract: non-NULL arrays of `n` elements each.
+    let (addrs, out) = unsafe {
+        (
+            std::slice::from_raw_parts(addrs, n),
+            std::slice::from_raw_parts_mut(next_hops, n),
+        )
+    };
+    Some((fib, addrs, out))
+}
+
+/// Bulk: `next_hops[i]` = the answer for `addrs[i]`, or `miss` when no route matches. Returns
+/// 0, or -1 (nothing written) when `fib` is NULL or, with `n` > 0, an array is NULL. Any
+/// number of threads may look up at once.
+///
+/// # Safety
+/// `fib` is NULL or a live table; `addrs` is NULL or points to `n` readable and `next_hops` is
+/// NULL or points to `n` writable uint32_t.
 #[no_mangle]
 pub unsafe extern "C" fn ipfib_lookup_v4_bulk(
     fib: *const ipfib_fib,
@@ -226,28 +320,22 @@ pub unsafe extern "C" fn ipfib_lookup_v4_bulk(
     next_hops: *mut u32,
     n: usize,
     miss: u32,
-) {
-    if n == 0 {
-        return;
-    }
-    // SAFETY: the caller's contract: `n` elements each, non-NULL since `n > 0`.
-    let (fib, addrs, out) = unsafe {
-        (
-            &(*fib).fib,
-            std::slice::from_raw_parts(addrs, n),
-            std::slice::from_raw_parts_mut(next_hops, n),
-        )
+) -> c_int {
+    // SAFETY: the caller's contract, passed on.
+    let Some((fib, addrs, out)) = (unsafe { bulk_args(fib, addrs, next_hops, n) }) else {
+        return -1;
     };
     // Equal lengths, so the batch cannot fail; a panic (none is known) leaves `out` as is.
     let _ = catch_unwind(AssertUnwindSafe(|| fib.lookup_v4_batch(addrs, out, miss)));
+    0
 }
 
 /// The IPv6 form of ipfib_lookup_v4_bulk: each address is 16 bytes in network order, read in
 /// place by the batched walk.
 ///
 /// # Safety
-/// `fib` is a live table; `addrs` points to `n` readable 16-byte addresses and `next_hops`
-/// to `n` writable uint32_t (either may be NULL when `n` is 0).
+/// `fib` is NULL or a live table; `addrs` is NULL or points to `n` readable 16-byte addresses
+/// and `next_hops` is NULL or points to `n` writable uint32_t.
 #[no_mangle]
 pub unsafe extern "C" fn ipfib_lookup_v6_bulk(
     fib: *const ipfib_fib,
@@ -255,23 +343,17 @@ pub unsafe extern "C" fn ipfib_lookup_v6_bulk(
     next_hops: *mut u32,
     n: usize,
     miss: u32,
-) {
-    if n == 0 {
-        return;
-    }
-    // SAFETY: the caller's contract: `n` elements each, non-NULL since `n > 0`; `[u8; 16]`
-    // has alignment 1, so any pointer to it is aligned.
-    let (fib, addrs, out) = unsafe {
-        (
-            &(*fib).fib,
-            std::slice::from_raw_parts(addrs, n),
-            std::slice::from_raw_parts_mut(next_hops, n),
-        )
+) -> c_int {
+    // SAFETY: the caller's contract, passed on; `[u8; 16]` has alignment 1, so any pointer
+    // to it is aligned.
+    let Some((fib, addrs, out)) = (unsafe { bulk_args(fib, addrs, next_hops, n) }) else {
+        return -1;
     };
     // Equal lengths, so the batch cannot fail; a panic (none is known) leaves `out` as is.
     let _ = catch_unwind(AssertUnwindSafe(|| {
         fib.lookup_v6_bytes_batch(addrs, out, miss)
     }));
+    0
 }
 
 #[cfg(test)]

@@ -10,10 +10,19 @@ use ipfib_io::{LoadOptions, LoadReport, PeerChoice, ValueKind};
 #[derive(clap::Args, Debug, Clone)]
 pub struct FibArgs {
     /// FIB file: text (`prefix/len next_hop` per line), an MRT RIB dump (TABLE_DUMP or
-    /// TABLE_DUMP_V2), plain, gzip or bzip2, or a table saved by `ipfib save` (opened in
-    /// place, without a build); the format is detected from the content.
+    /// TABLE_DUMP_V2), plain, gzip or bzip2, or a table saved by `ipfib save` (used as it is,
+    /// without a build); the format is detected from the content. `-` is standard input; pipes
+    /// and FIFOs (`<(...)`, `/dev/stdin`) are read once, front to back, like files.
     #[arg(long, value_name = "FILE")]
     pub fib: PathBuf,
+
+    /// Map a saved table (a regular file written by `ipfib save`) instead of reading it into
+    /// memory: no copy, pages shared between processes. The file must then not be truncated
+    /// or written into while ipfib runs (a lookup would die with SIGBUS or read changed bytes
+    /// unchecked); replacing it by rename, as `ipfib save` does, is safe. Without this flag the
+    /// table is read once and later changes to the file cannot affect ipfib.
+    #[arg(long)]
+    pub mmap: bool,
 
     #[command(flatten)]
     pub mrt: MrtArgs,
@@ -70,27 +79,46 @@ impl FibArgs {
         Ok(load_reporting(&self.fib, &self.mrt)?.0)
     }
 
-    /// The built table: a saved table of `engine` is opened as it is (mapped, no build), any
-    /// other input is loaded and built with `engine`.
+    /// The built table: a saved table of `engine` is used as it is (read, or mapped with
+    /// `--mmap`; no build), any other input is loaded and built with `engine`. The file is
+    /// opened and read once; the load's warnings go to stderr as for [`FibArgs::load`].
     pub fn open(&self, engine: &str) -> anyhow::Result<Fib> {
-        if ipfib_io::is_saved_file(&self.fib)? {
-            return Ok(ipfib_io::open_fib(
-                &self.fib,
-                Some(engine),
-                &self.mrt.options(),
-            )?);
-        }
-        let table = self.load()?;
-        Ok(Fib::build(&table, engine)?)
+        let options = self.mrt.options();
+        crate::oom::doing(&format!("reading {}", self.fib.display()));
+        let file = if self.mmap {
+            // SAFETY: `--mmap`'s documented contract (its help text and the README): the user
+            // keeps the file from being truncated or written into while ipfib runs.
+            unsafe { ipfib_io::read_fib_mapped(&self.fib, &options) }?
+        } else {
+            ipfib_io::read_fib(&self.fib, &options)?
+        };
+        warn(&self.fib, &file.report());
+        crate::oom::doing(&format!(
+            "building the {engine} engine from {}",
+            self.fib.display()
+        ));
+        Ok(file.build(Some(engine))?)
+    }
+}
+
+/// Prints a load's warnings (skipped records, left-out prefixes) on stderr.
+fn warn(path: &Path, report: &LoadReport) {
+    for warning in report.warnings() {
+        note!("ipfib: {}: {warning}", path.display());
     }
 }
 
 /// Loads any FIB file with these MRT options, printing the load's warnings (skipped records,
 /// left-out prefixes) on stderr so a shortened table is never presented as whole.
 pub fn load_reporting(path: &Path, mrt: &MrtArgs) -> anyhow::Result<(Table, LoadReport)> {
+    crate::oom::doing(&format!("reading {}", path.display()));
     let (fib, report) = ipfib_io::load_fib_with_report(path, &mrt.options())?;
-    for warning in report.warnings() {
-        note!("ipfib: {}: {warning}", path.display());
-    }
+    crate::oom::doing(&format!(
+        "working on {} ({} IPv4 and {} IPv6 routes)",
+        path.display(),
+        fib.v4().len(),
+        fib.v6().len()
+    ));
+    warn(path, &report);
     Ok((fib, report))
 }

@@ -8,7 +8,8 @@
 //!
 //! Stdin is processed in chunks of [`CHUNK`] lines: each chunk is split by family, answered with
 //! the engine's batched lookup (where fast engines overlap many searches) and written through one
-//! buffered, locked stdout. Memory stays bounded however long the input is.
+//! buffered, locked stdout, flushed after each full chunk. Memory stays bounded however long the
+//! input is.
 
 use std::io::{self, BufReader, Write};
 use std::net::IpAddr;
@@ -92,6 +93,9 @@ fn stream<R: io::BufRead, W: Write>(
         }
         if pending.len() == CHUNK {
             batch.answer(fib, &pending, out)?;
+            // Each full chunk's answers leave at once (one write per 64 Ki answers), so a
+            // program feeding stdin and reading stdout in turn is never left waiting.
+            out.flush()?;
             pending.clear();
         }
     }

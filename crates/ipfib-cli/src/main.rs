@@ -21,16 +21,22 @@ macro_rules! note {
 
 mod addresses;
 mod bench;
+mod cleanup;
 mod convert;
 mod engine_arg;
 mod family;
 mod fib_args;
 mod gen;
 mod lookup;
+mod oom;
 mod output;
 mod replay;
 mod save;
 mod stats;
+
+/// The system allocator, recording failures for the out-of-memory message ([`oom`]).
+#[global_allocator]
+static ALLOCATOR: oom::Recording = oom::Recording;
 
 /// Exact, fast longest-prefix match for IPv4 and IPv6 forwarding tables.
 #[derive(Parser)]
@@ -108,6 +114,7 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// text its context already quotes is not repeated), exit status 1; usage errors are clap's,
 /// status 2.
 fn main() -> ExitCode {
+    oom::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version go to stdout, where a write error counts like any other.

@@ -1,11 +1,13 @@
-//! Where a subcommand's output file goes: the one writer `convert` and `gen` share.
+//! Where a subcommand's output file goes: the one writer `save`, `convert` and `gen` share.
 //!
-//! `-` is standard output. A regular file (or a name that does not exist yet) is written under
-//! a temporary name next to it and renamed into place when complete, so a failed run never
-//! leaves a partial file and readers never see one; the temporary file is removed on failure.
-//! Anything else (a device such as `/dev/null`, a FIFO, a symlink to either) is written
-//! through, in place: renaming over it would replace the device with a regular file. A name
-//! ending in `.gz` is gzip-compressed.
+//! `-` is standard output. A symbolic link is followed to the file it points to
+//! ([`ipfib::saved::write_target`]), which is what gets replaced: the link stays. A regular
+//! file (or a name that does not exist yet) is written under a hidden temporary name next to
+//! it and renamed into place when complete, so a failed run never leaves a partial file and
+//! readers never see one; the temporary file is removed on failure and on SIGINT, SIGTERM or
+//! SIGHUP ([`crate::cleanup`]). Anything else (a device such as `/dev/null`, a FIFO) is
+//! written through, in place: renaming over it would replace the device with a regular file.
+//! A name ending in `.gz` is gzip-compressed.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -30,6 +32,8 @@ pub fn write_to(
         };
     }
     let name = path.display();
+    let path =
+        &ipfib::saved::write_target(path).with_context(|| format!("{name}: cannot write"))?;
     let regular = match std::fs::metadata(path) {
         Ok(meta) => meta.is_file(),
         Err(e) if e.kind() == io::ErrorKind::NotFound => true,
@@ -44,20 +48,25 @@ pub fn write_to(
         return encode(file, gzip, write, false).with_context(|| format!("{name}: write failed"));
     }
     let tmp = temporary_name(path);
+    let registered = crate::cleanup::register(&tmp);
     let file = File::create(&tmp).with_context(|| format!("{name}: cannot create"))?;
     let result = encode(file, gzip, write, true).and_then(|()| std::fs::rename(&tmp, path));
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
+        drop(registered);
         return Err(e).with_context(|| format!("{name}: write failed"));
     }
+    drop(registered);
     Ok(())
 }
 
-/// `path.tmpPID` beside `path`.
+/// `.NAME.tmpPID` beside `path` (hidden, so a directory listing or a glob over the outputs
+/// does not pick up a half-written file).
 fn temporary_name(path: &Path) -> PathBuf {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp{}", std::process::id()));
-    PathBuf::from(tmp)
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(format!(".tmp{}", std::process::id()));
+    path.with_file_name(name)
 }
 
 /// Writes through a buffer (and a gzip encoder when asked) into `file`, syncing a regular

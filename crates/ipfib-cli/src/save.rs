@@ -15,8 +15,10 @@ pub struct Args {
     /// Engine to build (only engines with a saved format can be saved: planb).
     #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::parse)]
     engine: &'static EngineInfo,
-    /// The saved table to write (written under a temporary name, then renamed over OUT, so a
-    /// process that has the old file open keeps a consistent table).
+    /// The saved table to write: written under a hidden temporary name beside it, then
+    /// renamed over OUT, so a process that has the old file open keeps a consistent table; a
+    /// symlink is written through (the file it points to is replaced); an interrupted run
+    /// (Ctrl-C, SIGTERM) removes the temporary file. `-` writes standard output.
     #[arg(value_name = "OUT")]
     output: PathBuf,
 }
@@ -24,6 +26,10 @@ pub struct Args {
 /// Runs the subcommand.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let fib = args.fib.open(args.engine.name())?;
-    fib.save(&args.output)?;
-    Ok(())
+    crate::output::write_to(&args.output, |mut out| {
+        fib.write_to(&mut out).map_err(|e| match e {
+            ipfib::SaveError::Io { source, .. } => source,
+            other => std::io::Error::other(other),
+        })
+    })
 }

@@ -6,7 +6,8 @@
 //! [`load_fib`] is the one entry point the CLI uses for `--fib`: it reads the plain text format
 //! ([`text`]), an MRT RIB dump ([`mrt`]) or a saved table ([`ipfib::saved`]), transparently
 //! decompressed ([`decompress`]). [`open_fib`] goes one step further and returns a built
-//! [`Fib`]: a saved table is then mapped and used as it is, with no build at all. The
+//! [`Fib`]: a saved table is then used as it is, with no build at all. Every path is opened
+//! and read once, front to back, so pipes, FIFOs and `/dev/stdin` work like regular files. The
 //! format is decided by the content, never the file name: a decompressed stream that starts with
 //! an MRT common header (a type RFC 6396 defines, in bytes text never contains) is MRT,
 //! anything else is text.
@@ -21,7 +22,7 @@ pub mod text;
 pub mod updates;
 
 use std::io::{BufRead, Cursor, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use error::LoadError;
 pub use mrt::{FileFormat, LoadOptions, LoadReport, PeerChoice, ValueKind};
@@ -33,6 +34,9 @@ use ipfib::{Fib, Table};
 /// returned: any error in the file is an error for the whole load, and so is a file without a
 /// single route ([`LoadError::Empty`]) unless `options.allow_empty` is set. The other
 /// `options` only matter for MRT input.
+///
+/// The file is opened once and read once, front to back, so a pipe, a FIFO or
+/// `/dev/stdin` reads exactly like a regular file.
 pub fn load_fib(path: &Path, options: &LoadOptions) -> Result<Table, LoadError> {
     load_fib_with_report(path, options).map(|(fib, _)| fib)
 }
@@ -43,8 +47,7 @@ pub fn load_fib_with_report(
     path: &Path,
     options: &LoadOptions,
 ) -> Result<(Table, LoadReport), LoadError> {
-    let input = decompress::open_maybe_compressed(path)?;
-    load_decompressed(input, &decompress::display_path(path), options)
+    Ok(read_fib(path, options)?.into_routes())
 }
 
 /// [`load_fib_with_report`] from any byte stream (plain, gzip or bzip2, recognised by content):
@@ -54,90 +57,173 @@ pub fn load_fib_from<R: Read + Send + 'static>(
     name: &Path,
     options: &LoadOptions,
 ) -> Result<(Table, LoadReport), LoadError> {
-    let input = decompress::decompress_reader(input).map_err(|source| LoadError::Io {
-        path: name.to_path_buf(),
-        source,
-    })?;
-    load_decompressed(input, name, options)
+    Ok(read_stream(input, name, options)?.into_routes())
 }
 
-/// A built table from any FIB file: a saved table is opened (mapped, no build) when `engine`
-/// is `None` or its own engine; any other file is loaded ([`load_fib`]) and built with
-/// `engine` (`planb` when `None`). A saved table asked for with another engine is rebuilt
-/// from its routes.
+/// A built table from any FIB file (or standard input for `-`): a saved table is read into
+/// memory and used as it is, with no build, when `engine` is `None` or its own engine; any
+/// other file is loaded ([`load_fib`]) and built with `engine` (`planb` when `None`). A saved
+/// table asked for with another engine is rebuilt from its routes.
+///
+/// Like [`load_fib`], the path is opened and read once, so pipes and FIFOs work, and the
+/// returned table does not depend on the file any more (it may be truncated or rewritten).
 pub fn open_fib(
     path: &Path,
     engine: Option<&str>,
     options: &LoadOptions,
 ) -> Result<Fib, LoadError> {
-    let name = decompress::display_path(path);
-    if !decompress::is_stdin(path) && starts_saved(path)? {
-        let fib = Fib::open(path).map_err(|source| LoadError::Saved {
-            path: name.clone(),
-            source,
-        })?;
-        let same = engine.is_none_or(|e| e.eq_ignore_ascii_case(fib.engine_name()));
-        if same {
-            return Ok(fib);
+    read_fib(path, options)?.build(engine)
+}
+
+/// What a FIB file held, read once: a saved table (already built), or routes and the report
+/// of their load. [`FibFile::build`] makes the table a caller asked for from either.
+pub struct FibFile {
+    name: PathBuf,
+    content: Content,
+}
+
+/// The two things a FIB file can hold.
+pub enum Content {
+    /// A saved table, ready to answer.
+    Saved(Fib),
+    /// Routes (text or MRT), and what their load did.
+    Routes(Table, LoadReport),
+}
+
+impl FibFile {
+    /// What the load did (for a saved table: its format, nothing skipped).
+    pub fn report(&self) -> LoadReport {
+        match &self.content {
+            Content::Saved(_) => LoadReport::new(FileFormat::Saved),
+            Content::Routes(_, report) => report.clone(),
         }
-        let table = fib.table();
-        return build(&table, engine.unwrap_or("planb"), name);
     }
-    let table = load_fib(path, options)?;
-    build(&table, engine.unwrap_or("planb"), name)
+
+    /// What the file held.
+    pub fn into_content(self) -> Content {
+        self.content
+    }
+
+    /// The routes and the load's report (a saved table's routes are read back from it).
+    pub fn into_routes(self) -> (Table, LoadReport) {
+        match self.content {
+            Content::Saved(fib) => (fib.table(), LoadReport::new(FileFormat::Saved)),
+            Content::Routes(table, report) => (table, report),
+        }
+    }
+
+    /// The table built with `engine` (`None`: a saved table's own engine, else `planb`); a
+    /// saved table of that engine is used as it is.
+    pub fn build(self, engine: Option<&str>) -> Result<Fib, LoadError> {
+        let name = self.name;
+        let build = |table: &Table| {
+            Fib::build(table, engine.unwrap_or("planb")).map_err(|source| LoadError::Build {
+                path: name.clone(),
+                source,
+            })
+        };
+        match self.content {
+            Content::Saved(fib)
+                if engine.is_none_or(|e| e.eq_ignore_ascii_case(fib.engine_name())) =>
+            {
+                Ok(fib)
+            }
+            Content::Saved(fib) => build(&fib.table()),
+            Content::Routes(table, _) => build(&table),
+        }
+    }
 }
 
-fn build(table: &Table, engine: &str, path: std::path::PathBuf) -> Result<Fib, LoadError> {
-    Fib::build(table, engine).map_err(|source| LoadError::Build { path, source })
-}
-
-/// True when the file starts with a saved table's magic bytes (standard input, `-`, never
-/// counts: it cannot be mapped).
-pub fn is_saved_file(path: &Path) -> Result<bool, LoadError> {
+/// Opens `path` once (standard input for `-`) and reads it whole, as whatever its content is.
+pub fn read_fib(path: &Path, options: &LoadOptions) -> Result<FibFile, LoadError> {
+    let name = decompress::display_path(path);
     if decompress::is_stdin(path) {
-        return Ok(false);
+        return read_stream(std::io::stdin(), &name, options);
     }
-    starts_saved(path)
-}
-
-fn starts_saved(path: &Path) -> Result<bool, LoadError> {
-    let mut head = Vec::with_capacity(ipfib::saved::MAGIC.len());
-    std::fs::File::open(path)
-        .and_then(|f| {
-            f.take(ipfib::saved::MAGIC.len() as u64)
-                .read_to_end(&mut head)
-        })
-        .map_err(|source| LoadError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok(ipfib::saved::is_saved(&head))
-}
-
-fn load_decompressed(
-    input: Box<dyn BufRead + Send>,
-    name: &Path,
-    options: &LoadOptions,
-) -> Result<(Table, LoadReport), LoadError> {
-    let (head, input) = peek(input, mrt::HEADER_LEN).map_err(|source| LoadError::Io {
-        path: name.to_path_buf(),
+    let file = std::fs::File::open(path).map_err(|source| LoadError::Io {
+        path: name.clone(),
         source,
     })?;
-    let (fib, report) = if ipfib::saved::is_saved(&head) {
-        (load_saved(input, name)?, LoadReport::new(FileFormat::Saved))
-    } else if mrt::looks_like_mrt(&head) {
-        load_mrt(input, name, options)?
-    } else {
-        let fib = text::read_fib_from(input, name)?;
-        (fib, LoadReport::new(FileFormat::Text))
-    };
-    if fib.is_empty() && !options.allow_empty {
-        return Err(LoadError::Empty {
-            path: name.to_path_buf(),
-            report: Box::new(report),
-        });
+    read_stream(file, &name, options)
+}
+
+/// [`read_fib`], except that a saved table in a regular file is mapped instead of read (no
+/// copy; the pages are shared by every process mapping the file). Anything else (other
+/// formats, compressed files, pipes) is read as [`read_fib`] reads it.
+///
+/// # Safety
+/// The contract of [`Fib::open_mapped`]: while the table lives, nobody truncates the file or
+/// writes into it (a truncated page kills a lookup with `SIGBUS`; rewritten bytes are read
+/// unchecked). Replacing the file by renaming another over it is safe.
+pub unsafe fn read_fib_mapped(path: &Path, options: &LoadOptions) -> Result<FibFile, LoadError> {
+    use std::os::unix::fs::FileExt;
+    let name = decompress::display_path(path);
+    if decompress::is_stdin(path) {
+        return read_stream(std::io::stdin(), &name, options);
     }
-    Ok((fib, report))
+    let io = |source| LoadError::Io {
+        path: name.clone(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    if file.metadata().map_err(io)?.is_file() {
+        let mut head = [0u8; 8];
+        // A positioned read: the file offset stays at 0 for the stream read below.
+        let got = file.read_at(&mut head, 0).map_err(io)?;
+        if ipfib::saved::is_saved(&head[..got]) {
+            // SAFETY: the caller's contract, passed on.
+            let fib = unsafe { Fib::map_file(&file, path) }.map_err(|source| LoadError::Saved {
+                path: name.clone(),
+                source,
+            })?;
+            return non_empty(name, Content::Saved(fib), options);
+        }
+    }
+    read_stream(file, &name, options)
+}
+
+/// Reads one stream, front to back, as whatever its (decompressed) content is.
+fn read_stream<R: Read + Send + 'static>(
+    input: R,
+    name: &Path,
+    options: &LoadOptions,
+) -> Result<FibFile, LoadError> {
+    let io = |source| LoadError::Io {
+        path: name.to_path_buf(),
+        source,
+    };
+    let input = decompress::decompress_reader(input).map_err(io)?;
+    let (head, input) = peek(input, mrt::HEADER_LEN).map_err(io)?;
+    let content = if ipfib::saved::is_saved(&head) {
+        let fib = Fib::read_from(input).map_err(|source| LoadError::Saved {
+            path: name.to_path_buf(),
+            source,
+        })?;
+        Content::Saved(fib)
+    } else if mrt::looks_like_mrt(&head) {
+        let (table, report) = load_mrt(input, name, options)?;
+        Content::Routes(table, report)
+    } else {
+        let table = text::read_fib_from(input, name)?;
+        Content::Routes(table, LoadReport::new(FileFormat::Text))
+    };
+    non_empty(name.to_path_buf(), content, options)
+}
+
+/// The file, unless it has no route and `options` do not allow that.
+fn non_empty(name: PathBuf, content: Content, options: &LoadOptions) -> Result<FibFile, LoadError> {
+    let empty = match &content {
+        Content::Saved(fib) => fib.route_count() == 0,
+        Content::Routes(table, _) => table.is_empty(),
+    };
+    let file = FibFile { name, content };
+    if !empty || options.allow_empty {
+        return Ok(file);
+    }
+    Err(LoadError::Empty {
+        report: Box::new(file.report()),
+        path: file.name,
+    })
 }
 
 /// The first `n` bytes of a stream (fewer if it is shorter), and the stream from its start: the
@@ -151,34 +237,6 @@ pub(crate) fn peek(
     (&mut input).take(n as u64).read_to_end(&mut head)?;
     let whole: Box<dyn BufRead + Send> = Box::new(Cursor::new(head.clone()).chain(input));
     Ok((head, whole))
-}
-
-/// The routes of a saved table read from a stream (copied: a stream cannot be mapped). The
-/// header is read first and the stream only as far as the length it declares (and one byte
-/// more, to tell a longer stream), so a decompression bomb behind a small header costs no
-/// more than the header admits to.
-fn load_saved(mut input: Box<dyn BufRead + Send>, name: &Path) -> Result<Table, LoadError> {
-    let io = |source| LoadError::Io {
-        path: name.to_path_buf(),
-        source,
-    };
-    let saved = |source| LoadError::Saved {
-        path: name.to_path_buf(),
-        source,
-    };
-    let mut bytes = Vec::with_capacity(ipfib::saved::SAVED_HEADER_LEN);
-    (&mut input)
-        .take(ipfib::saved::SAVED_HEADER_LEN as u64)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    let total = Fib::saved_len(&bytes).map_err(saved)?;
-    let rest = total - bytes.len() as u64;
-    input
-        .take(rest.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    let fib = Fib::from_bytes(&bytes).map_err(saved)?;
-    Ok(fib.table())
 }
 
 #[cfg(feature = "mrt")]

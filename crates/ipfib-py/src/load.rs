@@ -48,19 +48,36 @@ pub fn options(
     })
 }
 
-/// Loads and builds, with the interpreter released. A saved table is opened (mapped, no
-/// build) when it was saved with the same engine; its route set is made at once, since a
+/// Loads and builds, with the interpreter released. The file is opened and read once (pipes
+/// and FIFOs work); a saved table is used as it is when it was saved with the same engine,
+/// read into memory, or mapped when `mmap` is set. Its route set is made at once, since a
 /// loaded table is expected to answer route-set questions too.
-pub fn load(py: Python<'_>, path: &Path, engine: &str, options: &LoadOptions) -> PyResult<State> {
+pub fn load(
+    py: Python<'_>,
+    path: &Path,
+    engine: &str,
+    options: &LoadOptions,
+    mmap: bool,
+) -> PyResult<State> {
     let engine = engine_name(engine).map_err(errors::build)?;
     py.detach(|| {
-        let saved = ipfib_io::is_saved_file(path).map_err(errors::load)?;
-        if saved {
-            let fib = ipfib_io::open_fib(path, Some(engine), options).map_err(errors::load)?;
-            let table = fib.table();
-            return Ok(State::built_from(fib, table));
+        let file = if mmap {
+            // SAFETY: `Table.load(mmap=True)`'s documented contract (its docstring and the
+            // README): the caller keeps the file from being truncated or written into while
+            // the table lives.
+            unsafe { ipfib_io::read_fib_mapped(path, options) }
+        } else {
+            ipfib_io::read_fib(path, options)
         }
-        let table = ipfib_io::load_fib(path, options).map_err(errors::load)?;
+        .map_err(errors::load)?;
+        let table = match file.into_content() {
+            ipfib_io::Content::Saved(fib) if fib.engine_name() == engine => {
+                let table = fib.table();
+                return Ok(State::built_from(fib, table));
+            }
+            ipfib_io::Content::Saved(fib) => fib.table(),
+            ipfib_io::Content::Routes(table, _) => table,
+        };
         let fib = Fib::build(&table, engine).map_err(|e| {
             PyValueError::new_err(format!("{}: {}", path.display(), errors::describe(&e)))
         })?;

@@ -149,16 +149,20 @@ impl PyTable {
     }
 
     /// Table.load(path, engine="planb", *, int_family=None, peer="best", value="next-hop",
-    /// skip_bad_records=False, allow_empty=False)
+    /// skip_bad_records=False, allow_empty=False, mmap=False)
     ///
     /// Reads any file `ipfib --fib` accepts: the text format, MRT RIB dumps (TABLE_DUMP v1 and
-    /// v2), gzip or bzip2 (recognised by content), or a saved table. The MRT options choose the
-    /// path per prefix (`peer`: "best", a peer index or a peer IP) and the number stored
-    /// (`value`: "next-hop", "origin-as" or "peer"). The engine is built before it returns.
-    /// Errors name the file and the line (text) or byte offset (MRT): OSError when the file
-    /// cannot be read, ValueError when its content is bad.
+    /// v2), gzip or bzip2 (recognised by content), or a saved table. The file is opened and
+    /// read once, so pipes and FIFOs work. The MRT options choose the path per prefix (`peer`:
+    /// "best", a peer index or a peer IP) and the number stored (`value`: "next-hop",
+    /// "origin-as" or "peer"). The engine is built before it returns. A saved table is read
+    /// into memory; `mmap=True` maps it instead (no copy), and then the file must not be
+    /// truncated or written into while the table lives (a lookup would crash the interpreter
+    /// with SIGBUS or read changed bytes unchecked; replacing it by rename, as `save` does, is
+    /// safe). Errors name the file and the line (text) or byte offset (MRT): OSError when the
+    /// file cannot be read, ValueError when its content is bad.
     #[classmethod]
-    #[pyo3(signature = (path, engine = "planb", *, int_family = None, peer = None, value = None, skip_bad_records = false, allow_empty = false))]
+    #[pyo3(signature = (path, engine = "planb", *, int_family = None, peer = None, value = None, skip_bad_records = false, allow_empty = false, mmap = false))]
     #[allow(clippy::too_many_arguments)]
     fn load(
         _cls: &Bound<'_, PyType>,
@@ -170,10 +174,11 @@ impl PyTable {
         value: Option<&str>,
         skip_bad_records: bool,
         allow_empty: bool,
+        mmap: bool,
     ) -> PyResult<Self> {
         let family = keys::int_family(int_family)?;
         let options = load::options(peer, value, skip_bad_records, allow_empty)?;
-        let state = load::load(py, &path, engine, &options)?;
+        let state = load::load(py, &path, engine, &options, mmap)?;
         Ok(PyTable::with_state(state, family))
     }
 

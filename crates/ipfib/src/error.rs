@@ -146,6 +146,25 @@ pub enum LiveError {
     /// The background rebuilder has stopped (it panicked): nothing more can be published.
     #[error("the live table's rebuilder thread has stopped")]
     Closed,
+    /// [`crate::LiveFib::try_apply`]: the queue has no room for the batch (nothing of it was
+    /// queued). Retry after [`crate::LiveFib::flush`], or use `apply`, which waits.
+    #[error("the update queue is full ({queued} queued, a batch of {batch}, at most {limit})")]
+    QueueFull {
+        /// Updates waiting to be published.
+        queued: usize,
+        /// Updates in the refused batch.
+        batch: usize,
+        /// [`crate::LiveOptions::max_queued`].
+        limit: usize,
+    },
+    /// [`crate::LiveFib::wait_visible`] asked for a sequence number no update has yet.
+    #[error("update {seq} has not been submitted (the last submitted is {submitted})")]
+    NotIssued {
+        /// The number asked for.
+        seq: u64,
+        /// The last sequence number issued.
+        submitted: u64,
+    },
 }
 
 /// Errors from saving a built table ([`crate::Fib::save`]).

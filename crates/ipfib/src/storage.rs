@@ -13,6 +13,7 @@
 
 use std::fmt;
 use std::fs::File;
+use std::io::Read;
 use std::ops::Deref;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -72,14 +73,14 @@ struct Block([u8; 64]);
 impl Backing {
     /// Maps `file` read-only.
     ///
-    /// The mapping is only as stable as the file: see the `saved` module's docs on files
-    /// changed while open (replace a saved file by renaming a new one over it, as
-    /// `Fib::save` does, never by writing into it).
-    pub(crate) fn map(file: &File) -> std::io::Result<Backing> {
-        // SAFETY: memmap2's contract is that the file is not modified while mapped. ipfib
-        // writes saved tables to a temporary file and renames it into place, so it never
-        // modifies a file someone may have mapped; modifying a mapped saved table by other
-        // means is documented as unsupported (module docs of `saved`).
+    /// # Safety
+    /// The file must not be truncated or written to while the backing (or any array viewing
+    /// it) lives: a truncated page faults with `SIGBUS` when read, and rewritten bytes are
+    /// read unchecked. Replacing the file by renaming a new one over it (as `Fib::save` does)
+    /// is safe: the mapping keeps the old, unlinked file.
+    pub(crate) unsafe fn map(file: &File) -> std::io::Result<Backing> {
+        // SAFETY: memmap2's contract (the file is not modified while mapped) is this
+        // function's own, passed on to the caller.
         // Populated up front: opening reads every byte anyway (the checksum), and one populating
         // call costs less than a page fault per 4 KiB.
         let map = unsafe { memmap2::MmapOptions::new().populate().map(file)? };
@@ -97,6 +98,43 @@ impl Backing {
         Backing {
             kind: BackingKind::Heap(blocks, bytes.len()),
         }
+    }
+
+    /// `head` followed by exactly `len - head.len()` bytes read from `input`, in aligned memory
+    /// reserved once (no intermediate copy, no reallocation). The reservation is fallible: a
+    /// length the process cannot hold is an [`std::io::ErrorKind::OutOfMemory`] error naming
+    /// the size, never an abort. Memory is filled a chunk at a time as bytes arrive, so a
+    /// stream whose header claims more than it holds ends in
+    /// [`std::io::ErrorKind::UnexpectedEof`] having touched no more than it delivered.
+    pub(crate) fn read(head: &[u8], input: &mut dyn Read, len: usize) -> std::io::Result<Backing> {
+        const CHUNK: usize = 1 << 20;
+        let mut blocks: Vec<Block> = Vec::new();
+        blocks.try_reserve_exact(len.div_ceil(64)).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!("cannot allocate {len} bytes for the saved table"),
+            )
+        })?;
+        let mut filled = 0;
+        while filled < len {
+            let end = (filled + CHUNK).min(len);
+            blocks.resize(end.div_ceil(64), Block([0; 64]));
+            // SAFETY: the blocks are initialised 64-byte arrays, at least `end` bytes in one
+            // allocation, borrowed mutably and exclusively for the slice's lifetime.
+            let bytes =
+                unsafe { std::slice::from_raw_parts_mut(blocks.as_mut_ptr().cast::<u8>(), end) };
+            let mut from = filled;
+            if let Some(rest) = head.get(filled..) {
+                let n = rest.len().min(end - filled);
+                bytes[filled..filled + n].copy_from_slice(&rest[..n]);
+                from += n;
+            }
+            input.read_exact(&mut bytes[from..])?;
+            filled = end;
+        }
+        Ok(Backing {
+            kind: BackingKind::Heap(blocks.into_boxed_slice(), len),
+        })
     }
 
     /// The bytes.

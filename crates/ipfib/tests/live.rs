@@ -593,3 +593,125 @@ fn a_single_family_engine_applies_its_family_and_refuses_the_other() {
         assert_matches_reference(&live, &Table::new());
     }
 }
+
+/// Two writers submitting without pause, faster than builds publish: the queue never holds
+/// more than its bound (plus one batch), every update is still published, and the final
+/// table is exactly what the writers wrote. Without backpressure the queue grew to millions
+/// of updates (past 2 GiB) in this test's shape.
+#[test]
+fn writers_faster_than_the_builds_wait_for_room_in_the_queue() {
+    const LIMIT: usize = 2_000;
+    const PER_WRITER: u32 = 60_000;
+    let live = LiveFib::with_options(
+        &Table::new(),
+        "planb",
+        LiveOptions::default().with_max_queued(LIMIT),
+    )
+    .unwrap();
+    let stop = AtomicBool::new(false);
+    let most = AtomicU64::new(0);
+    thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                most.fetch_max(live.queued() as u64, Ordering::Relaxed);
+                thread::yield_now();
+            }
+        });
+        let writers: Vec<_> = (0..2u32)
+            .map(|w| {
+                let live = &live;
+                s.spawn(move || {
+                    for i in 0..PER_WRITER {
+                        // Writer w owns 10.w.0.0/16; each /32 is written, some twice.
+                        let a = Ipv4Addr::from(0x0a00_0000 | w << 16 | (i % 50_000));
+                        live.insert(IpNet::V4(Ipv4Net::new(a, 32).unwrap()), i)
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    live.flush().unwrap();
+    let most = most.load(Ordering::Relaxed) as usize;
+    assert!(
+        most <= LIMIT,
+        "the queue held {most} updates, the bound is {LIMIT}"
+    );
+    assert_eq!(live.queued(), 0);
+    assert_eq!(live.submitted(), u64::from(2 * PER_WRITER));
+    let table = live.table();
+    assert_eq!(table.len(), 100_000);
+    let mut reader = live.reader();
+    for w in 0..2u32 {
+        for i in [0u32, 9_999, 10_000, 49_999] {
+            let a = IpAddr::V4(Ipv4Addr::from(0x0a00_0000 | w << 16 | i));
+            // The last write of /32 i was at i + 50,000 when that is below PER_WRITER.
+            let last = if i + 50_000 < PER_WRITER {
+                i + 50_000
+            } else {
+                i
+            };
+            assert_eq!(reader.lookup(a), Some(last), "{a}");
+        }
+    }
+}
+
+/// `try_apply` refuses a batch the queue has no room for, whole and at once; after a flush it
+/// fits. A batch larger than the bound is taken when the queue is empty.
+#[test]
+fn try_apply_refuses_when_the_queue_is_full() {
+    let live = LiveFib::with_options(
+        &Table::new(),
+        "planb",
+        LiveOptions::default()
+            .with_delay(Duration::MAX)
+            .with_max_queued(3),
+    )
+    .unwrap();
+    let ins = |s: &str, nh| Update::Insert(net(s), nh);
+    live.try_apply([ins("10.0.0.0/8", 1), ins("11.0.0.0/8", 2)])
+        .unwrap();
+    let err = live
+        .try_apply([ins("12.0.0.0/8", 3), ins("13.0.0.0/8", 4)])
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LiveError::QueueFull {
+                queued: 2,
+                batch: 2,
+                limit: 3
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(live.queued(), 2, "nothing of the refused batch was queued");
+    live.flush().unwrap();
+    live.try_apply([ins("12.0.0.0/8", 3), ins("13.0.0.0/8", 4)])
+        .unwrap();
+    live.flush().unwrap();
+    let big: Vec<_> = (0..10u8)
+        .map(|i| ins(&format!("20.{i}.0.0/16"), u32::from(i)))
+        .collect();
+    live.try_apply(big).unwrap();
+    live.flush().unwrap();
+    assert_eq!(live.table().len(), 14);
+    assert_eq!(live.lookup(ip("12.1.2.3")), Some(3));
+}
+
+/// Waiting for a sequence number nobody has been given is an error at once, not a hang.
+#[test]
+fn waiting_for_an_unissued_sequence_number_is_an_error() {
+    let live = LiveFib::new(&Table::new(), "planb").unwrap();
+    let seq = live.insert(net("10.0.0.0/8"), 1).unwrap();
+    live.wait_visible(seq).unwrap();
+    let err = live.wait_visible(seq + 1).unwrap_err();
+    assert!(
+        matches!(err, LiveError::NotIssued { seq: s, submitted } if s == seq + 1 && submitted == seq),
+        "{err}"
+    );
+}

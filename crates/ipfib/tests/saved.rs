@@ -90,10 +90,14 @@ fn every_real_table_round_trips_mapped_and_copied() {
         let fib = Fib::build(&table, "planb").unwrap();
         let saved = dir.path().join("t.ipfib");
         fib.save(&saved).unwrap();
-        let mapped = Fib::open(&saved).unwrap();
+        // SAFETY: this test alone writes the temporary file, and not while it is mapped.
+        let mapped = unsafe { Fib::open_mapped(&saved) }.unwrap();
         assert!(mapped.is_mapped());
         let name = path.display().to_string();
         assert_same(&fib, &mapped, &format!("{name} mapped"));
+        let read = Fib::open(&saved).unwrap();
+        assert!(!read.is_mapped());
+        assert_same(&fib, &read, &format!("{name} read"));
         let bytes = std::fs::read(&saved).unwrap();
         let copied = Fib::from_bytes(&bytes).unwrap();
         assert!(!copied.is_mapped());
@@ -270,4 +274,63 @@ fn errors_name_what_is_wrong() {
             engine: "reference"
         })
     ));
+}
+
+/// `Fib::open` reads the file into memory: truncating the file and writing other bytes into
+/// it afterwards changes no answer (a mapped table would die with SIGBUS on its first lookup
+/// of a lost page).
+#[test]
+fn an_opened_table_survives_its_file_truncated_and_overwritten() {
+    let fib = small_fib();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.ipfib");
+    fib.save(&path).unwrap();
+    let opened = Fib::open(&path).unwrap();
+    assert!(!opened.is_mapped());
+    let len = std::fs::metadata(&path).unwrap().len();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(0).unwrap();
+    file.set_len(len).unwrap(); // zeros where the table was, written in place
+    drop(file);
+    assert_same(&fib, &opened, "after the file was truncated and zeroed");
+}
+
+/// A reader that hands out at most `chunk` bytes per read, like a pipe.
+struct Pipe<'a>(&'a [u8], usize);
+
+impl std::io::Read for Pipe<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.len().min(buf.len()).min(self.1);
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+/// `Fib::read_from` takes the header, then exactly the length it declares, from any stream:
+/// short reads are fine, a stream that ends early or goes on after the table is refused.
+#[test]
+fn read_from_takes_exactly_the_declared_length_from_a_stream() {
+    let fib = small_fib();
+    let bytes = saved_bytes(&fib);
+    for chunk in [1, 7, 64, 4096, usize::MAX] {
+        let read = Fib::read_from(Pipe(&bytes, chunk)).unwrap();
+        assert_same(&fib, &read, &format!("read in chunks of {chunk}"));
+    }
+    let short = Fib::read_from(Pipe(&bytes[..bytes.len() - 1], 4096)).unwrap_err();
+    assert!(matches!(short, OpenError::Truncated { .. }), "{short}");
+    let mut long = bytes.clone();
+    long.push(0);
+    let long = Fib::read_from(Pipe(&long, 4096)).unwrap_err();
+    assert!(long.to_string().contains("goes on after"), "{long}");
+    let header_only = Fib::read_from(Pipe(&bytes[..10], 4096)).unwrap_err();
+    assert!(
+        matches!(header_only, OpenError::Truncated { .. }),
+        "{header_only}"
+    );
+    // A header that declares more than the process can allocate is an error, not an abort.
+    let mut huge = bytes[..64].to_vec();
+    huge[40..48].copy_from_slice(&(u64::MAX / 2).to_ne_bytes());
+    let huge = Fib::read_from(Pipe(&huge, 4096)).unwrap_err();
+    assert!(huge.to_string().contains("allocate"), "{huge}");
 }

@@ -51,8 +51,12 @@ class Table:
         value: Optional[str] = None,
         skip_bad_records: bool = False,
         allow_empty: bool = False,
+        mmap: bool = False,
     ) -> "Table":
-        """Reads a text table, an MRT RIB dump (plain, gzip, bzip2) or a saved table."""
+        """Reads a text table, an MRT RIB dump (plain, gzip, bzip2) or a saved table, once
+        (pipes and FIFOs work). A saved table is read into memory; ``mmap=True`` maps it
+        instead, and then the file must not be truncated or written into while the table
+        lives."""
     @classmethod
     def from_pairs(
         cls,

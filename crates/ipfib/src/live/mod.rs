@@ -20,6 +20,12 @@
 //!   refused batch is queued) and appended to a queue under a short lock, from any thread. Each
 //!   accepted update gets a sequence number and is never lost: the rebuilder publishes it,
 //!   also when the table is dropped.
+//! * **Backpressure.** The queue holds at most [`LiveOptions::max_queued`] updates. A writer
+//!   whose batch does not fit waits (and hurries the rebuilder) until the rebuilder has taken
+//!   the queue; [`LiveFib::try_apply`] returns [`LiveError::QueueFull`] instead of waiting. So
+//!   memory follows the table and the bound, not how fast writers submit: writers that
+//!   outpace the builds are slowed to their pace. A single batch larger than the bound is
+//!   accepted when the queue is empty (it could never fit otherwise).
 //! * **The rebuilder** (one thread, [`rebuilder`]) waits at most
 //!   [`LiveOptions::delay`] after the first queued update, takes everything queued, applies it
 //!   to its route set and rebuilds only the families that changed, asking the old engine to
@@ -89,7 +95,14 @@ pub struct LiveOptions {
     /// Keep a [`Publish`] record of every publish, for [`LiveFib::take_publishes`] (what
     /// `ipfib replay` measures visibility with). Off by default: the log grows per publish.
     pub record_publishes: bool,
+    /// The most updates waiting to be published before writers wait for the rebuilder
+    /// ([`LiveFib::try_apply`]: before it refuses). Default [`DEFAULT_MAX_QUEUED`].
+    pub max_queued: usize,
 }
+
+/// The default [`LiveOptions::max_queued`]: 262,144 updates, about 10 MiB of queue (40 bytes
+/// an update), more than a full IPv4 table's worth of changes per publish.
+pub const DEFAULT_MAX_QUEUED: usize = 1 << 18;
 
 impl Default for LiveOptions {
     fn default() -> Self {
@@ -97,6 +110,7 @@ impl Default for LiveOptions {
             delay: Duration::from_micros(100),
             build: BuildOptions::default(),
             record_publishes: false,
+            max_queued: DEFAULT_MAX_QUEUED,
         }
     }
 }
@@ -113,6 +127,12 @@ impl LiveOptions {
     /// These options with other build options.
     pub fn with_build(mut self, build: BuildOptions) -> Self {
         self.build = build;
+        self
+    }
+
+    /// These options with another queue bound (at least 1).
+    pub fn with_max_queued(mut self, max_queued: usize) -> Self {
+        self.max_queued = max_queued.max(1);
         self
     }
 
@@ -163,6 +183,7 @@ impl LiveFib {
             engine: info,
             build: options.build,
             delay: options.delay,
+            max_queued: options.max_queued.max(1),
             families,
             queue: Mutex::new(Queue {
                 log: options.record_publishes.then(Vec::new),
@@ -170,6 +191,7 @@ impl LiveFib {
             }),
             wake: Condvar::new(),
             done: Condvar::new(),
+            room: Condvar::new(),
             routes: Mutex::new(Routes::new(table)),
         });
         let worker = {
@@ -236,31 +258,66 @@ impl LiveFib {
     /// Submits a batch: every update is checked first, and if any is refused none is queued
     /// (the error names its index). An accepted batch is published in one version, in order
     /// (a later update of the same prefix wins). Returns the sequence number of its last
-    /// update (of the last accepted update overall for an empty batch).
+    /// update (of the last accepted update overall for an empty batch). When the queue has no
+    /// room for the batch ([`LiveOptions::max_queued`]), waits until the rebuilder has taken
+    /// it.
     pub fn apply<I: IntoIterator<Item = Update>>(&self, updates: I) -> Result<u64, LiveError> {
-        let families = self.shared.families;
-        let ops = updates
-            .into_iter()
-            .enumerate()
-            .map(|(i, u)| families.op(u, i))
-            .collect::<Result<Vec<_>, _>>()?;
-        self.enqueue(ops)
+        self.enqueue(self.ops(updates)?, true)
+    }
+
+    /// [`LiveFib::apply`] that never waits: when the queue has no room for the batch it is
+    /// refused whole with [`LiveError::QueueFull`] (retry after a [`LiveFib::flush`], or later).
+    pub fn try_apply<I: IntoIterator<Item = Update>>(&self, updates: I) -> Result<u64, LiveError> {
+        self.enqueue(self.ops(updates)?, false)
     }
 
     /// Replaces the whole route set with `table` (a reload): the next version holds exactly
     /// its routes. Returns the sequence number.
     pub fn replace_all(&self, table: Table) -> Result<u64, LiveError> {
         let op = self.shared.families.table(table)?;
-        self.enqueue(vec![op])
+        self.enqueue(vec![op], true)
     }
 
-    fn enqueue(&self, ops: Vec<update::Op>) -> Result<u64, LiveError> {
+    fn ops<I: IntoIterator<Item = Update>>(
+        &self,
+        updates: I,
+    ) -> Result<Vec<update::Op>, LiveError> {
+        let families = self.shared.families;
+        updates
+            .into_iter()
+            .enumerate()
+            .map(|(i, u)| families.op(u, i))
+            .collect()
+    }
+
+    fn enqueue(&self, ops: Vec<update::Op>, wait: bool) -> Result<u64, LiveError> {
+        let limit = self.shared.max_queued;
         let mut q = lock(&self.shared.queue);
-        if q.stopped {
-            return Err(LiveError::Closed);
-        }
-        if ops.is_empty() {
-            return Ok(q.submitted);
+        loop {
+            if q.stopped {
+                return Err(LiveError::Closed);
+            }
+            if ops.is_empty() {
+                return Ok(q.submitted);
+            }
+            if q.pending.is_empty() || q.pending.len() + ops.len() <= limit {
+                break;
+            }
+            if !wait {
+                return Err(LiveError::QueueFull {
+                    queued: q.pending.len(),
+                    batch: ops.len(),
+                    limit,
+                });
+            }
+            // Full: hurry the rebuilder instead of letting it wait out the delay.
+            q.urgent = true;
+            self.shared.wake.notify_one();
+            q = self
+                .shared
+                .room
+                .wait(q)
+                .unwrap_or_else(PoisonError::into_inner);
         }
         q.submitted += ops.len() as u64;
         if q.pending.is_empty() {
@@ -285,9 +342,17 @@ impl LiveFib {
     }
 
     /// Waits until the update with sequence number `seq` (and every earlier one) is visible to
-    /// new lookups, without hurrying the rebuilder.
+    /// new lookups, without hurrying the rebuilder. A number not issued yet (above
+    /// [`LiveFib::submitted`]) is [`LiveError::NotIssued`] at once: it could be waited for
+    /// forever.
     pub fn wait_visible(&self, seq: u64) -> Result<(), LiveError> {
         let mut q = lock(&self.shared.queue);
+        if seq > q.submitted {
+            return Err(LiveError::NotIssued {
+                seq,
+                submitted: q.submitted,
+            });
+        }
         loop {
             if q.published >= seq {
                 return Ok(());
@@ -321,6 +386,12 @@ impl LiveFib {
     /// How many versions have been published since the live table was created.
     pub fn publishes(&self) -> u64 {
         lock(&self.shared.queue).publishes
+    }
+
+    /// Updates accepted and not yet taken by the rebuilder (at most
+    /// [`LiveOptions::max_queued`], or one batch larger than it).
+    pub fn queued(&self) -> usize {
+        lock(&self.shared.queue).pending.len()
     }
 
     /// The sequence number of the last accepted update.

@@ -140,12 +140,17 @@ pub(super) struct Shared {
     pub engine: &'static EngineInfo,
     pub build: BuildOptions,
     pub delay: Duration,
+    /// The most updates `pending` holds before writers wait ([`super::LiveOptions::max_queued`]).
+    pub max_queued: usize,
     pub families: Families,
     pub queue: Mutex<Queue>,
-    /// Wakes the rebuilder: updates queued, a flush, shutdown.
+    /// Wakes the rebuilder: updates queued, a flush, a writer waiting for room, shutdown.
     pub wake: Condvar,
     /// Wakes `flush` callers: a publish, a failure, the thread's end.
     pub done: Condvar,
+    /// Wakes writers waiting for room in the queue: the rebuilder took the pending updates,
+    /// or the thread ended.
+    pub room: Condvar,
     pub routes: Mutex<Routes>,
 }
 
@@ -163,6 +168,7 @@ impl Drop for Stopped<'_> {
     fn drop(&mut self) {
         lock(&self.0.queue).stopped = true;
         self.0.done.notify_all();
+        self.0.room.notify_all();
     }
 }
 
@@ -296,6 +302,7 @@ fn next_work(shared: &Shared) -> Option<Work> {
     }
     q.urgent = false;
     q.first_pending_at = None;
+    shared.room.notify_all();
     Some(Work::Publish(mem::take(&mut q.pending), q.submitted))
 }
 

@@ -4,25 +4,26 @@
 //!
 //! The file (laid out by the crate-private `format` module) holds both families' engine
 //! arrays and route lists behind a versioned header with a checksum of the body.
-//! [`Fib::open`] maps the file and uses the big arrays (PlanB's direct table and nodes) in
-//! place: opening costs a checksum pass, the validator and the small arrays' copies, not a
-//! build. [`Fib::from_bytes`] does the same on an aligned copy of bytes in memory.
+//! [`Fib::open`] reads the file once into aligned memory and uses the big arrays (PlanB's
+//! direct table and nodes) there: opening costs one read, a checksum pass, the validator and
+//! the small arrays' copies, not a build. [`Fib::read_from`] does the same from any stream (a
+//! pipe, a socket, a decompressor), [`Fib::from_bytes`] from bytes in memory.
 //!
 //! **Nothing in a file is trusted.** The header, the section table and every array length are
 //! checked before use; then the engine's validator checks every invariant its unchecked walk
 //! relies on ([`crate::engine::Lookup::validate`]). A damaged or hostile file therefore loads
 //! correctly or fails with an [`OpenError`] naming what is wrong; it cannot cause undefined
-//! behaviour, a panic, or an allocation larger than the file.
+//! behaviour, a panic, or an allocation larger than the file (the memory for the body is
+//! allocated once, fallibly, after the header has been checked: a length the process cannot
+//! hold is an error naming it).
 //!
-//! **A mapped file must not change while it is open.** The checks run once, at open; after
-//! that lookups read the mapping. [`Fib::save`] writes a new file and renames it over the old
-//! one, so a table that is open keeps reading the old (unlinked) file and the next
-//! [`Fib::open`] sees the new one: replace saved tables that way (`ipfib save` does), never
-//! by writing into them. A file truncated while mapped makes the lookups that touch the lost
-//! pages die with `SIGBUS`; bytes rewritten in place are read as they are, unchecked, which
-//! can make lookups answer wrongly or read out of bounds. Whoever cannot rule that out (files
-//! on a shared volume others write to) should use [`Fib::from_bytes`] on the file's contents,
-//! which copies them.
+//! **A table read into memory does not depend on the file any more**: the file may then be
+//! truncated, rewritten or deleted. Mapping the file instead ([`Fib::open_mapped`], an
+//! `unsafe fn`) skips the copy but is only as stable as the file: a file truncated while mapped
+//! makes the lookups that touch the lost pages die with `SIGBUS`, and bytes rewritten in place
+//! are read unchecked. Map only files nobody writes into: [`Fib::save`] writes a new file and
+//! renames it over the old one, so a table that is open keeps reading the old (unlinked) file
+//! and the next open sees the new one.
 //!
 //! Only PlanB has a saved format: saving a table built with another engine is
 //! [`SaveError::Unsupported`].
@@ -32,7 +33,7 @@ pub(crate) mod words;
 
 use std::any::Any;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -55,7 +56,8 @@ pub fn is_saved(head: &[u8]) -> bool {
 impl Fib {
     /// Writes the table to `path` in the saved format (see the [module docs](self)): to a
     /// temporary file beside it, then renamed over `path`, so a process that has the old file
-    /// open keeps a consistent table.
+    /// open keeps a consistent table. A symlink is written through: the file it points to
+    /// (at the end of a chain of links) is replaced, and the link stays ([`write_target`]).
     ///
     /// ```
     /// use ipfib::{Fib, Table};
@@ -81,16 +83,17 @@ impl Fib {
             source,
         };
         let writer = self.writer()?;
-        // A new, uniquely named file beside `path` (the rename stays on one file system;
+        let target = write_target(path).map_err(io)?;
+        // A new, uniquely named file beside the target (the rename stays on one file system;
         // two saves to one path at once each write their own file), removed if anything fails.
-        let mut tmp = temporary_beside(path).map_err(io)?;
+        let mut tmp = temporary_beside(&target).map_err(io)?;
         let mut file = io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         writer.write(&mut file).map_err(io)?;
         file.into_inner()
             .map_err(|e| io(e.into_error()))?
             .sync_all()
             .map_err(io)?;
-        tmp.persist(path).map_err(|e| io(e.error))?;
+        tmp.persist(&target).map_err(|e| io(e.error))?;
         Ok(())
     }
 
@@ -102,22 +105,60 @@ impl Fib {
         })
     }
 
-    /// Opens a saved table by mapping it (see the [module docs](self) for what must not
-    /// happen to the file while it is open). Lookups use the fastest node search this CPU
-    /// runs.
+    /// Opens a saved table: reads the file once into memory (see the [module docs](self)),
+    /// so the table stays valid whatever later happens to the file. Any readable file works:
+    /// a regular file, a pipe (`/dev/stdin`, `/dev/fd/N`), a FIFO. Lookups use the fastest
+    /// node search this CPU runs.
     pub fn open(path: impl AsRef<Path>) -> Result<Fib, OpenError> {
         let path = path.as_ref();
-        let io = |source| OpenError::Io {
+        let file = File::open(path).map_err(|source| OpenError::Io {
             path: path.to_path_buf(),
             source,
-        };
-        let file = File::open(path).map_err(io)?;
-        let backing = Backing::map(&file).map_err(io)?;
+        })?;
+        read_stream(file, path)
+    }
+
+    /// A saved table read from a stream (a file, a pipe, a socket): the fixed header first,
+    /// then exactly the length it declares, so a hostile stream cannot make this hold more
+    /// than its header admits to; a stream with bytes after the table is an error.
+    pub fn read_from(input: impl Read) -> Result<Fib, OpenError> {
+        read_stream(input, Path::new("-"))
+    }
+
+    /// Opens a saved table by mapping the file at `path` instead of reading it: no copy, and
+    /// pages are shared by every process that maps the same file.
+    ///
+    /// # Safety
+    /// Nobody may truncate the file or write into it while the returned table (or a clone of
+    /// its arrays) lives: a lookup that touches a truncated page dies with `SIGBUS`, and
+    /// rewritten bytes are read unchecked (wrong answers, reads out of bounds). Replacing the
+    /// file by renaming another over it, as [`Fib::save`] does, is safe.
+    pub unsafe fn open_mapped(path: impl AsRef<Path>) -> Result<Fib, OpenError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|source| OpenError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        // SAFETY: the caller's contract, passed on.
+        unsafe { Fib::map_file(&file, path) }
+    }
+
+    /// [`Fib::open_mapped`] of a file that is already open (`name` is what errors call it).
+    ///
+    /// # Safety
+    /// As for [`Fib::open_mapped`]: the file is not truncated or written into while the table
+    /// lives.
+    pub unsafe fn map_file(file: &File, name: &Path) -> Result<Fib, OpenError> {
+        // SAFETY: the caller's contract, passed on.
+        let backing = unsafe { Backing::map(file) }.map_err(|source| OpenError::Io {
+            path: name.to_path_buf(),
+            source,
+        })?;
         Fib::read(Arc::new(backing), &BuildOptions::default())
     }
 
-    /// A saved table from bytes in memory (copied once into aligned memory, then used like a
-    /// mapping). Nothing is allocated before the header has been checked against the length.
+    /// A saved table from bytes in memory (copied once into aligned memory). Nothing is
+    /// allocated before the header has been checked against the length.
     pub fn from_bytes(bytes: &[u8]) -> Result<Fib, OpenError> {
         format::check_header(bytes)?;
         Fib::read(Arc::new(Backing::copy(bytes)), &BuildOptions::default())
@@ -134,7 +175,7 @@ impl Fib {
             .ok_or_else(|| OpenError::Format(format!("a body of {body} bytes")))
     }
 
-    /// True when the table's arrays are a mapped file ([`Fib::open`]).
+    /// True when the table's arrays are a mapped file ([`Fib::open_mapped`]).
     pub fn is_mapped(&self) -> bool {
         self.mapped
     }
@@ -177,6 +218,76 @@ impl Fib {
         r.check_all_used()?;
         Ok(fib)
     }
+}
+
+/// The file a write to `path` replaces: `path` itself, or, when it is a symbolic link, the
+/// file at the end of its chain of links (relative links resolved against their own
+/// directory; the file need not exist yet). Writers that replace files by renaming a
+/// temporary one into place ([`Fib::save`], `ipfib save` and `ipfib convert`) rename over this
+/// path, so a link keeps pointing where it did, as editors and `cp` leave it. A chain of more
+/// than 40 links is an error (`ELOOP`'s limit).
+pub fn write_target(path: &Path) -> io::Result<PathBuf> {
+    let mut target = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&target) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link = std::fs::read_link(&target)?;
+                target = match target.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            Ok(_) => return Ok(target),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(target),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{}: more than 40 symbolic links in a chain", path.display()),
+    ))
+}
+
+/// The saved table in `input`: its fixed header, then the body length the header declares,
+/// read into memory allocated once; then one more read must find the end of the stream.
+fn read_stream(mut input: impl Read, name: &Path) -> Result<Fib, OpenError> {
+    let io = |source: io::Error| match source.kind() {
+        io::ErrorKind::UnexpectedEof => OpenError::Truncated {
+            what: "body (the stream ended before the length its header declares)".into(),
+        },
+        _ => OpenError::Io {
+            path: name.to_path_buf(),
+            source,
+        },
+    };
+    let mut head = Vec::with_capacity(format::HEADER_LEN);
+    (&mut input)
+        .take(format::HEADER_LEN as u64)
+        .read_to_end(&mut head)
+        .map_err(io)?;
+    let total = Fib::saved_len(&head)?;
+    let total = usize::try_from(total).map_err(|_| {
+        io(io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!("a saved table of {total} bytes does not fit in this address space"),
+        ))
+    })?;
+    let backing = Backing::read(&head, &mut input, total).map_err(io)?;
+    let mut extra = [0u8; 1];
+    let more = loop {
+        match input.read(&mut extra) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io(e)),
+        }
+    };
+    if more != 0 {
+        return Err(OpenError::Format(format!(
+            "the header says {} body bytes, and the input goes on after them",
+            total - format::HEADER_LEN
+        )));
+    }
+    Fib::read(Arc::new(backing), &BuildOptions::default())
 }
 
 /// A new temporary file in `path`'s directory, named after it, created exclusively, with the
