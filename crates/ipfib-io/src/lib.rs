@@ -13,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bgp;
 pub mod decompress;
 mod error;
 pub mod lines;
