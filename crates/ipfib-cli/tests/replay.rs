@@ -7,13 +7,16 @@ mod common;
 use common::{ipfib, shared_data, write_file, SMALL_FIB};
 use serde_json::Value;
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 13] = [
     "final_check",
     "lookup_mlps_during",
     "lookup_mlps_live_idle",
     "lookup_mlps_static",
     "peak_rss_bytes",
     "publishes",
+    "stream_ignored",
+    "stream_records",
+    "stream_skipped_records",
     "updates",
     "visible_us_max",
     "visible_us_p50",
@@ -142,4 +145,67 @@ fn real_streams_of_both_formats_end_equal_to_the_reference() {
     ]);
     let linx = file("updates/linx-p52-updates-20141217-0000-1h.txt.gz");
     replay(&["--updates", &linx, "--speed", "max"]);
+    // The deprecated MRT type 5 (RIS rrc00, 1999): 24,242 records, 21 KEEPALIVEs among them.
+    let ris99 = file("mrt/updates-bgpkit-ris-early/rrc00.updates.19990903.1041.gz");
+    let v = replay(&["--updates", &ris99, "--speed", "max"]);
+    assert_eq!(v["stream_records"], 24_242, "{v}");
+    assert_eq!(v["stream_ignored"]["KEEPALIVE messages"], 21, "{v}");
+}
+
+/// An MRT BGP4MP_MESSAGE_AS4 record (timestamp 100) from 192.0.2.1 carrying an UPDATE body.
+fn bgp4mp_record(update: &[u8]) -> Vec<u8> {
+    let mut body = 65001u32.to_be_bytes().to_vec();
+    body.extend(65000u32.to_be_bytes());
+    body.extend([0, 0, 0, 1, 192, 0, 2, 1, 192, 0, 2, 254]);
+    body.extend([0xff; 16]);
+    body.extend(((update.len() + 19) as u16).to_be_bytes());
+    body.push(2);
+    body.extend(update);
+    let mut out = 100u32.to_be_bytes().to_vec();
+    out.extend([0, 16, 0, 4]);
+    out.extend((body.len() as u32).to_be_bytes());
+    out.extend(body);
+    out
+}
+
+/// An UPDATE announcing `nlri` (raw NLRI bytes) with ORIGIN, an empty AS_PATH and next hop
+/// 198.51.100.7.
+fn announce(nlri: &[u8]) -> Vec<u8> {
+    let attrs = [0x40, 1, 1, 0, 0x40, 2, 0, 0x40, 3, 4, 198, 51, 100, 7];
+    let mut out = vec![0, 0, 0, attrs.len() as u8];
+    out.extend(attrs);
+    out.extend(nlri);
+    out
+}
+
+/// A malformed record between two good ones: strict replay fails naming its offset, and
+/// --skip-bad-records skips it whole, counts it in the JSON, and applies the others.
+#[test]
+fn a_malformed_mrt_record_fails_the_replay_or_is_a_counted_skip() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut stream = bgp4mp_record(&announce(&[8, 10]));
+    let bad_at = stream.len();
+    // 172.16/12, then a /33 in the same NLRI.
+    stream.extend(bgp4mp_record(&announce(&[12, 172, 16, 33, 1, 2, 3, 4, 5])));
+    stream.extend(bgp4mp_record(&announce(&[24, 192, 0, 2])));
+    let updates = write_file(dir.path(), "bad.mrt", &stream);
+    let out = ipfib(&["replay", "--updates", &updates, "--speed", "max"], None);
+    assert!(!out.success, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains(&format!("at byte offset {bad_at}: malformed BGP UPDATE"))
+            && out.stderr.contains("prefix length 33"),
+        "{}",
+        out.stderr
+    );
+    let v = replay(&[
+        "--updates",
+        &updates,
+        "--speed",
+        "max",
+        "--skip-bad-records",
+    ]);
+    assert_eq!(v["stream_skipped_records"], 1, "{v}");
+    assert_eq!(v["stream_records"], 3, "{v}");
+    assert_eq!(v["updates"], 2, "10/8 and 192.0.2/24, not 172.16/12: {v}");
 }

@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bgp;
 pub mod decompress;
 mod error;
 pub mod lines;

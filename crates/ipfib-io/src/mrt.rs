@@ -12,6 +12,8 @@
 //! are read as changes by [`crate::updates`].
 
 #[cfg(feature = "mrt")]
+mod envelope;
+#[cfg(feature = "mrt")]
 mod frame;
 mod header;
 mod options;

@@ -17,6 +17,7 @@
 //! What the records mean for a forwarding table (which peer's routes, which next hop) is the
 //! caller's choice; `ipfib replay` documents its rules.
 
+use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::net::IpAddr;
 use std::path::Path;
@@ -63,10 +64,27 @@ pub struct UpdateReport {
     /// Lines (text) or records (MRT) read.
     pub records: u64,
     /// MRT records that carry no prefix update (state changes, OPEN, KEEPALIVE, ...), and
-    /// prefixes of other address families (multicast, VPN, ...): left out.
+    /// prefixes of other address families (multicast, VPN, ...): left out. The sum of
+    /// `ignored_by_reason`.
     pub ignored: u64,
+    /// What `ignored` counts, by reason (e.g. "KEEPALIVE messages"): every record or prefix
+    /// left out is counted under one.
+    pub ignored_by_reason: BTreeMap<&'static str, u64>,
     /// Bad records skipped because `skip_bad_records` was set.
     pub skipped: u64,
+    /// The error of the first skipped record (file, offset, problem), to say why.
+    pub first_skipped: Option<String>,
+}
+
+impl UpdateReport {
+    /// Counts `n` records or prefixes left out for `reason`.
+    #[cfg(feature = "mrt")]
+    pub(crate) fn ignore(&mut self, reason: &'static str, n: u64) {
+        if n > 0 {
+            self.ignored += n;
+            *self.ignored_by_reason.entry(reason).or_default() += n;
+        }
+    }
 }
 
 /// Reads a whole update stream (plain, gzip or bzip2; `-` is standard input). With

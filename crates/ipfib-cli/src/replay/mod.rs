@@ -43,7 +43,14 @@ Reported (and written to --json): updates, publishes, visible_us_p50/p99/max (su
 the publish that made an update visible), lookup_mlps_static (the static engine on the final
 table), lookup_mlps_live_idle (after the live table has gone quiet: its rebuilder has finished
 compacting and settling, no new version for 100 ms), lookup_mlps_during, peak_rss_bytes, final_check (\"ok\" or the
-number of addresses whose answer differs from the reference engine; a difference exits 1).
+number of addresses whose answer differs from the reference engine; a difference exits 1),
+stream_records (records or lines read), stream_skipped_records (malformed MRT records skipped
+with --skip-bad-records), stream_ignored (records and prefixes without a unicast route change,
+by reason: KEEPALIVE messages, state changes, multicast prefixes, ...).
+
+Malformed MRT records (a prefix over /32 or /128, a prefix or field running past its end, a
+NEXT_HOP or MP_REACH_NLRI next hop of an impossible length, NLRI without a next hop) end the
+replay with an error naming their byte offset; --skip-bad-records skips each one whole.
 
 Examples:
     ipfib replay --fib ../shared/data/ipv4/ipv4-bart-tier1-2023.txt.gz \\
@@ -102,7 +109,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
 
-    /// MRT: skip records that cannot be parsed instead of failing (counted on stderr).
+    /// MRT: skip malformed records (whole: nothing of a skipped record is applied) instead of
+    /// failing; counted on stderr and as stream_skipped_records in the JSON.
     #[arg(long)]
     skip_bad_records: bool,
 
@@ -147,9 +155,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (records, report) = ipfib_io::read_updates(&args.updates, args.skip_bad_records)?;
     if report.skipped > 0 {
         note!(
-            "ipfib: {}: skipped {} bad records",
+            "ipfib: {}: skipped {} bad records (the first: {})",
             args.updates.display(),
-            report.skipped
+            report.skipped,
+            report.first_skipped.as_deref().unwrap_or("?")
         );
     }
     let (changes, expected) = feed::plan(&records, &base, &args.peer);
@@ -228,6 +237,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "lookup_mlps_during": mlps_during,
         "peak_rss_bytes": rss("VmHWM"),
         "final_check": if differ == 0 { json!("ok") } else { json!(differ) },
+        "stream_records": report.records,
+        "stream_skipped_records": report.skipped,
+        "stream_ignored": report.ignored_by_reason,
     });
     let text = format!(
         "engine {} threads {} batch {} speed {} peer {}\n\
@@ -237,6 +249,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
          lookup MLPS: static {:.2}  live idle {:.2} ({:.1} %)  during {:.2}  \
          (live engines on one pinned version, no per-lookup check: {:.2})\n\
          RSS: after first publish {}  end {}  peak {} bytes\n\
+         stream: {} records, {} bad records skipped, {} left out ({})\n\
          final check: {}\n",
         args.engine.name(),
         threads,
@@ -264,6 +277,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         rss_first,
         rss_end,
         rss("VmHWM"),
+        report.records,
+        report.skipped,
+        report.ignored,
+        ignored_text(&report),
         if differ == 0 {
             "ok".to_string()
         } else {
@@ -290,6 +307,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         expected.len()
     );
     Ok(())
+}
+
+/// What the stream reader left out, by reason: `reason N, reason M` (or `none`).
+fn ignored_text(report: &ipfib_io::UpdateReport) -> String {
+    if report.ignored_by_reason.is_empty() {
+        return "none".into();
+    }
+    let parts: Vec<String> = report
+        .ignored_by_reason
+        .iter()
+        .map(|(why, n)| format!("{why} {n}"))
+        .collect();
+    parts.join(", ")
 }
 
 /// Alternating rounds of the static and idle live measurements.

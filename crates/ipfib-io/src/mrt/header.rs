@@ -10,9 +10,21 @@ pub(crate) const MAX_BODY: u32 = 16 << 20;
 
 /// MRT type numbers this crate distinguishes (RFC 6396 §4, IANA "MRT Type Codes").
 pub(crate) mod types {
+    /// Deprecated START (collector events, types 1 to 4 up to PEER_DOWN).
+    #[cfg(feature = "mrt")]
+    pub const START: u16 = 1;
+    /// Deprecated PEER_DOWN, the last of the collector event types.
+    #[cfg(feature = "mrt")]
+    pub const PEER_DOWN: u16 = 4;
     /// Deprecated BGP type used by the earliest collectors: update messages.
     #[cfg(feature = "mrt")]
     pub const BGP: u16 = 5;
+    /// Deprecated BGP4PLUS: BGP messages over IPv6.
+    #[cfg(feature = "mrt")]
+    pub const BGP4PLUS: u16 = 9;
+    /// Deprecated BGP4PLUS_01, the same with a later draft's MP_REACH encoding.
+    #[cfg(feature = "mrt")]
+    pub const BGP4PLUS_01: u16 = 10;
     /// TABLE_DUMP (v1): one RIB entry (or, in early RIS dumps, several) per record.
     #[cfg(feature = "mrt")]
     pub const TABLE_DUMP: u16 = 12;

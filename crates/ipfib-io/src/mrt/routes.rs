@@ -193,8 +193,9 @@ impl RibReader {
                 return Err(record_error(
                     path,
                     0,
-                    "this is an MRT updates file (BGP4MP messages), not a RIB dump: it holds \
-                     changes to a table, not the table; give a TABLE_DUMP or TABLE_DUMP_V2 RIB",
+                    "this is an MRT updates file (BGP4MP or type 5 BGP messages), not a RIB \
+                     dump: it holds changes to a table, not the table; give a TABLE_DUMP or \
+                     TABLE_DUMP_V2 RIB",
                 ))
             }
             Some(other) => {

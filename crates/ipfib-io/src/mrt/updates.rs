@@ -1,24 +1,32 @@
-//! BGP4MP / BGP4MP_ET update files (RFC 6396 §4.4) as [`UpdateRecord`]s.
+//! MRT update files as [`UpdateRecord`]s: BGP4MP / BGP4MP_ET (RFC 6396 §4.4, ADD-PATH
+//! subtypes of RFC 8050) and the deprecated type 5 BGP records (Appendix B.2.1).
 //!
-//! Framing and offsets are ours ([`super::frame`]), message bodies are decoded by
-//! bgpkit-parser. From each UPDATE the withdrawals come first, then the announcements (the
-//! order RFC 4271 §9 processes them in), each from the classic fields and from
-//! MP_UNREACH/MP_REACH_NLRI; only unicast prefixes are kept (multicast and labelled ones are
-//! counted as ignored). State changes, OPEN, KEEPALIVE and the other messages carry no route
-//! change and are counted as ignored too: a session going down is *not* turned into
-//! withdrawals (the files record what was received, and a replay must not invent updates).
+//! Framing and offsets are ours ([`super::frame`]); what each record carries is read by
+//! [`super::envelope`]; every UPDATE is checked by [`crate::bgp::check_update`] and then decoded
+//! by bgpkit-parser, whose warnings must not say it dropped anything (else the record is bad).
+//! A bad record is an error naming its offset, or with `skip_bad_records` skipped whole and
+//! counted: nothing of it is applied. From each UPDATE the withdrawals come first, then the
+//! announcements (the order RFC 4271 §9 processes them in), each from the classic fields and
+//! from MP_UNREACH/MP_REACH_NLRI; only unicast prefixes are kept (multicast and labelled ones
+//! are counted as ignored). State changes, OPEN, KEEPALIVE and the other messages carry no
+//! route change and are counted as ignored too, by reason: a session going down is *not*
+//! turned into withdrawals (the files record what was received, and a replay must not invent
+//! updates).
 
 use std::io::BufRead;
 use std::path::Path;
 
-use bgpkit_parser::models::{Bgp4MpEnum, BgpMessage, BgpUpdateMessage, Safi};
-use bgpkit_parser::parse_bgp4mp;
+use bgpkit_parser::error::BgpValidationWarning;
+use bgpkit_parser::models::{AsnLength, AttrType, BgpUpdateMessage, Safi};
+use bgpkit_parser::parser::bgp::messages::parse_bgp_update_message;
 use bytes::Bytes;
 use ipnet::IpNet;
 
+use super::envelope::{self, reason, Carried};
 use super::frame::{FrameError, Framer, Record};
-use super::header::types;
+use super::header::{types, HEADER_LEN};
 use super::readahead::read_ahead;
+use crate::bgp;
 use crate::updates::{UpdateKind, UpdateRecord, UpdateReport};
 use crate::LoadError;
 
@@ -43,8 +51,11 @@ pub(crate) fn read(
         let record = match framer.next(false) {
             Ok(Some(r)) => r,
             Ok(None) => break,
-            Err(FrameError { at_end: true, .. }) if skip_bad_records => {
+            Err(e @ FrameError { at_end: true, .. }) if skip_bad_records => {
                 report.skipped += 1;
+                report
+                    .first_skipped
+                    .get_or_insert(error(e.offset, e.reason).to_string());
                 break;
             }
             Err(e) => return Err(error(e.offset, e.reason)),
@@ -53,7 +64,12 @@ pub(crate) fn read(
         let offset = record.offset;
         match decode(record, &mut out, &mut report) {
             Ok(()) => {}
-            Err(_) if skip_bad_records => report.skipped += 1,
+            Err(reason) if skip_bad_records => {
+                report.skipped += 1;
+                report
+                    .first_skipped
+                    .get_or_insert(error(offset, reason).to_string());
+            }
             Err(reason) => return Err(error(offset, reason)),
         }
     }
@@ -68,6 +84,7 @@ fn decode(
     report: &mut UpdateReport,
 ) -> Result<(), String> {
     let Record {
+        offset,
         timestamp,
         micros,
         kind,
@@ -75,8 +92,9 @@ fn decode(
         body,
         ..
     } = record;
-    match kind {
-        types::BGP4MP | types::BGP4MP_ET => {}
+    let carried = match kind {
+        types::BGP4MP | types::BGP4MP_ET => envelope::bgp4mp(subtype, &body)?,
+        types::BGP => envelope::legacy_bgp(subtype, &body)?,
         types::TABLE_DUMP | types::TABLE_DUMP_V2 => {
             return Err(
                 "a RIB dump record (TABLE_DUMP) in an update stream: give a BGP4MP \
@@ -84,28 +102,51 @@ fn decode(
                     .into(),
             )
         }
-        _ => {
-            report.ignored += 1;
+        types::BGP4PLUS | types::BGP4PLUS_01 => {
+            return Err(format!(
+                "MRT type {kind} (BGP4PLUS, the deprecated BGP over IPv6 format) carries route \
+                 changes but is not read"
+            ))
+        }
+        types::START..=types::PEER_DOWN => Carried::Ignored(reason::EVENTS),
+        _ => Carried::Ignored(reason::OTHER_PROTOCOLS),
+    };
+    let (peer, at, add_path, as4) = match carried {
+        Carried::Ignored(why) => {
+            report.ignore(why, 1);
             return Ok(());
         }
-    }
-    let message = match parse_bgp4mp(subtype, Bytes::from(body)) {
-        Ok(Bgp4MpEnum::Message(m)) => m,
-        Ok(Bgp4MpEnum::StateChange(_)) => {
-            report.ignored += 1;
-            return Ok(());
-        }
-        Err(e) => return Err(format!("BGP4MP subtype {subtype}: {e}")),
+        Carried::Update {
+            peer,
+            at,
+            add_path,
+            as4,
+        } => (peer, at, add_path, as4),
     };
-    let BgpMessage::Update(update) = message.bgp_message else {
-        report.ignored += 1;
-        return Ok(());
+    // The body's first byte in the stream: after the header (and the microsecond field).
+    let body_at = offset + HEADER_LEN as u64 + if types::is_extended(kind) { 4 } else { 0 };
+    let update = &body[at..];
+    bgp::check_update(update, add_path).map_err(|e| {
+        format!(
+            "malformed BGP UPDATE from {peer}: at byte offset {} (byte {} of the UPDATE): {}",
+            body_at + (at + e.offset) as u64,
+            e.offset,
+            e.problem
+        )
+    })?;
+    let asn = if as4 {
+        AsnLength::Bits32
+    } else {
+        AsnLength::Bits16
     };
+    let update = parse_bgp_update_message(Bytes::from(body).slice(at..), add_path, &asn)
+        .map_err(|e| format!("BGP UPDATE from {peer}: {e}"))?;
+    decoder_agrees(&update)?;
     let time_us = u64::from(timestamp) * 1_000_000 + u64::from(micros);
-    let peer = Some(message.peer_ip);
     let start = out.len();
-    let mut push = |prefix: IpNet, kind| {
+    for (prefix, kind) in changes(&update, report) {
         if prefix.trunc() != prefix {
+            out.truncate(start);
             return Err(format!(
                 "prefix {prefix} has bits set past its length (the network is {})",
                 prefix.trunc()
@@ -113,22 +154,33 @@ fn decode(
         }
         out.push(UpdateRecord {
             time_us,
-            peer,
+            peer: Some(peer),
             prefix,
             kind,
         });
-        Ok(())
-    };
-    let result = (|| {
-        for (prefix, kind) in changes(&update, report) {
-            push(prefix, kind)?;
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        out.truncate(start);
     }
-    result
+    Ok(())
+}
+
+/// bgpkit-parser's account of a message [`bgp::check_update`] passed: any warning that it
+/// dropped prefixes or a next hop means the two disagree about the bytes, and the record is
+/// bad rather than applied in part.
+fn decoder_agrees(update: &BgpUpdateMessage) -> Result<(), String> {
+    for w in update.attributes.validation_warnings() {
+        let dropped = match w {
+            BgpValidationWarning::MalformedNlri { .. }
+            | BgpValidationWarning::MalformedAttributeList { .. } => true,
+            BgpValidationWarning::OptionalAttributeError { attr_type, .. } => matches!(
+                attr_type,
+                AttrType::MP_REACHABLE_NLRI | AttrType::MP_UNREACHABLE_NLRI
+            ),
+            _ => false,
+        };
+        if dropped {
+            return Err(format!("bgpkit-parser dropped part of this UPDATE: {w}"));
+        }
+    }
+    Ok(())
 }
 
 /// Withdrawals, then announcements, of one UPDATE (unicast only).
@@ -149,7 +201,7 @@ fn changes(update: &BgpUpdateMessage, report: &mut UpdateReport) -> Vec<(IpNet, 
                     .map(|p| (p.prefix, UpdateKind::Withdraw)),
             );
         } else {
-            report.ignored += nlri.prefixes.len() as u64;
+            report.ignore(reason::NOT_UNICAST, nlri.prefixes.len() as u64);
         }
     }
     let classic = UpdateKind::Announce {
@@ -168,7 +220,7 @@ fn changes(update: &BgpUpdateMessage, report: &mut UpdateReport) -> Vec<(IpNet, 
             };
             out.extend(nlri.prefixes.iter().map(|p| (p.prefix, kind)));
         } else {
-            report.ignored += nlri.prefixes.len() as u64;
+            report.ignore(reason::NOT_UNICAST, nlri.prefixes.len() as u64);
         }
     }
     out

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod bgp;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
