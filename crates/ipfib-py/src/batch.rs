@@ -5,15 +5,23 @@
 //! per address); only then is the interpreter released and the engine run. So no other
 //! Python thread can change the input under the engine, and the output is a fresh array the
 //! caller owns.
+//!
+//! Arrays are read in any layout NumPy can describe: a C-contiguous, aligned, native-endian
+//! array is read directly; any other (Fortran order, strided or reversed views, stride-0
+//! broadcasts, unaligned views, big-endian dtypes) is first copied by NumPy into that form
+//! (see `native`). An array of no accepted kind is a TypeError naming its dtype and shape
+//! and what to pass instead; other integer dtypes are refused, not converted, since
+//! converting would have to guess what out-of-range values mean.
 
 use ipfib::{Fib, LookupError};
+use numpy::ndarray::{Dimension, Ix1, Ix2};
 use numpy::{
-    dtype, PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
+    dtype, Element, PyArray, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
     PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::parse::{self, Parsed};
 
@@ -49,7 +57,8 @@ impl Input {
         }
         if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
             return Err(PyTypeError::new_err(
-                "lookup takes many addresses; for one address use t[addr] or t.get(addr)",
+                "addrs: a str or bytes is one address; lookup takes many: for one address \
+                 use t[addr] or t.get(addr)",
             ));
         }
         if let Ok(arr) = obj.cast::<PyUntypedArray>() {
@@ -67,7 +76,15 @@ impl Input {
         }
         let items: Vec<Bound<'_, PyAny>> = obj
             .try_iter()
-            .map_err(|_| PyTypeError::new_err(format!("lookup takes {KINDS}")))?
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "addrs: {} is one value, not many addresses (for one address use t[addr] \
+                     or t.get(addr)); lookup takes {KINDS}",
+                    obj.get_type()
+                        .name()
+                        .map_or_else(|_| "?".to_string(), |n| n.to_string())
+                ))
+            })?
             .collect::<PyResult<_>>()?;
         strings(items.len(), items.into_iter().map(Ok))
     }
@@ -142,39 +159,24 @@ fn scatter<T: Copy>(out: &mut [T], at: &[usize], part: &[T]) {
     }
 }
 
-/// A NumPy array of one of the accepted kinds.
+/// A NumPy array of one of the accepted kinds, in any layout NumPy can describe.
+///
+/// The kind is told by shape and dtype kind and size alone, so every byte order and layout of
+/// an accepted kind is read (see [`native`]); anything else is refused by [`refusal`].
 fn array(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Input> {
-    let py = arr.py();
-    // A view whose elements are not aligned for their type (a field of a packed structured
-    // array, say) cannot be read as typed elements: read the aligned copy NumPy makes.
-    let copy;
-    let arr = if !arr.is_aligned() && matches!(arr.dtype().kind(), b'u' | b'i' | b'f') {
-        copy = py
-            .import("numpy")?
-            .call_method1("ascontiguousarray", (arr,))?
-            .cast_into::<PyUntypedArray>()?;
-        if !copy.is_aligned() {
-            return Err(PyTypeError::new_err(
-                "cannot make an aligned copy of the array",
-            ));
-        }
-        &copy
-    } else {
-        arr
-    };
     let dt = arr.dtype();
     let shape = arr.shape().to_vec();
-    if shape.len() == 1 && dt.is_equiv_to(&dtype::<u32>(py)) {
-        let a = arr.cast::<PyArray1<u32>>()?.readonly();
-        return Ok(Input::V4(match a.as_slice() {
-            Ok(s) => s.to_vec(),
-            Err(_) => a.as_array().iter().copied().collect(),
-        }));
-    }
-    if shape.len() == 2 && shape[1] == 16 && dt.is_equiv_to(&dtype::<u8>(py)) {
-        let a = arr.cast::<PyArray2<u8>>()?.readonly();
-        if let Ok(bytes) = a.as_slice() {
-            let out = bytes
+    match (shape.as_slice(), dt.kind(), dt.itemsize()) {
+        ([_], b'u', 4) => {
+            let a = native::<u32, Ix1>(arr)?;
+            let a = a.try_readonly()?;
+            Ok(Input::V4(a.as_slice()?.to_vec()))
+        }
+        ([_, 16], b'u', 1) => {
+            let a = native::<u8, Ix2>(arr)?;
+            let a = a.try_readonly()?;
+            let out = a
+                .as_slice()?
                 .chunks_exact(16)
                 .map(|c| {
                     let mut b = [0u8; 16];
@@ -182,52 +184,104 @@ fn array(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Input> {
                     u128::from_be_bytes(b)
                 })
                 .collect();
-            return Ok(Input::V6(out));
+            Ok(Input::V6(out))
         }
-        let v = a.as_array();
-        let out = v
-            .rows()
-            .into_iter()
-            .map(|row| {
-                let mut b = [0u8; 16];
-                for (d, s) in b.iter_mut().zip(row.iter()) {
-                    *d = *s;
-                }
-                u128::from_be_bytes(b)
-            })
-            .collect();
-        return Ok(Input::V6(out));
+        ([_, 2], b'u', 8) => {
+            let a = native::<u64, Ix2>(arr)?;
+            let a = a.try_readonly()?;
+            let out = a
+                .as_slice()?
+                .chunks_exact(2)
+                .map(|w| (u128::from(w[0]) << 64) | u128::from(w[1]))
+                .collect();
+            Ok(Input::V6(out))
+        }
+        ([n], b'U' | b'O', _) => strings(*n, arr.try_iter()?),
+        _ => Err(refusal(arr)?),
     }
-    if shape.len() == 2 && shape[1] == 2 && dt.is_equiv_to(&dtype::<u64>(py)) {
-        let a = arr.cast::<PyArray2<u64>>()?.readonly();
-        let v = a.as_array();
-        let out = v
-            .rows()
-            .into_iter()
-            .map(|row| (u128::from(row[0]) << 64) | u128::from(row[1]))
-            .collect();
-        return Ok(Input::V6(out));
-    }
-    let kind = dt.kind();
-    if shape.len() == 1 && matches!(kind, b'U' | b'O') {
-        let n = shape[0];
-        return strings(n, arr.try_iter()?);
-    }
-    Err(PyTypeError::new_err(format!(
-        "lookup takes {KINDS}; got an array of dtype {} and shape {:?}{}",
-        dt.str()?,
-        shape,
-        hint(kind, &shape)
-    )))
 }
 
-/// A pointer to the right input kind for common near misses.
-fn hint(kind: u8, shape: &[usize]) -> &'static str {
-    match (kind, shape.len()) {
-        (b'i' | b'u', 1) => " (IPv4 addresses: convert with .astype(numpy.uint32))",
-        (b'S', _) => " (byte strings: decode them to str, or pass packed IPv6 as (n, 16) uint8)",
-        _ => "",
+/// `arr` as a C-contiguous, aligned array of `T` in native byte order: `arr` itself when it
+/// already is one (the usual case: no copy here), otherwise a copy NumPy makes, which reads
+/// any order, strides (negative, zero), alignment and byte order NumPy can describe.
+///
+/// The caller has checked that `arr` holds `T`-like values (the same kind and size), so the
+/// copy only changes the layout and the byte order, never a value.
+fn native<'py, T: Element, D: Dimension>(
+    arr: &Bound<'py, PyUntypedArray>,
+) -> PyResult<Bound<'py, PyArray<T, D>>> {
+    let py = arr.py();
+    let want = dtype::<T>(py);
+    // C order, not just "contiguous": rust-numpy's as_slice also takes a Fortran-ordered array
+    // and would hand out its memory column by column.
+    if arr.is_c_contiguous() && arr.is_aligned() && arr.dtype().is_equiv_to(&want) {
+        return Ok(arr.cast::<PyArray<T, D>>()?.clone());
     }
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("dtype", want)?;
+    kwargs.set_item("order", "C")?;
+    kwargs.set_item("copy", true)?;
+    let copy = py
+        .import("numpy")?
+        .call_method("array", (arr,), Some(&kwargs))?;
+    Ok(copy.cast_into::<PyArray<T, D>>()?)
+}
+
+/// The TypeError for an array of no accepted kind: what it is and what to pass instead.
+fn refusal(arr: &Bound<'_, PyUntypedArray>) -> PyResult<PyErr> {
+    let dt = arr.dtype();
+    let name = dt.str()?.to_string();
+    let shape = arr.shape();
+    let (kind, size) = (dt.kind(), dt.itemsize());
+    let int = matches!(kind, b'i' | b'u');
+    let shown = match shape {
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let msg = match shape {
+        [] => format!(
+            "a 0-d {name} array is one value, not an array of addresses: pass a.reshape(1), \
+             or look one address up with t[addr]"
+        ),
+        [_] if dt.has_fields() => {
+            format!("a 1-d array of records ({name}): pass one field (a['name']) holding {KINDS}")
+        }
+        [_] if kind == b'u' && size == 1 => format!(
+            "a 1-d uint8 array of shape {shown}: IPv6 addresses packed 16 bytes each are an \
+             (n, 16) uint8 array: pass a.reshape(-1, 16); IPv4 addresses are uint32: pass \
+             a.astype(np.uint32)"
+        ),
+        [_] if int => format!(
+            "a 1-d {name} array: IPv4 addresses are a uint32 array (host order): pass \
+             a.astype(np.uint32) once every value is known to be 0 to 4294967295"
+        ),
+        [_] if matches!(kind, b'S' | b'V') => format!(
+            "a 1-d {name} array of byte strings: decode text addresses to str \
+             (a.astype(str)); pass packed IPv6 addresses as an (n, 16) uint8 array \
+             (a.view(np.uint8).reshape(-1, 16) when the items are 16 bytes)"
+        ),
+        [_, 16] if int => format!(
+            "an (n, 16) {name} array: IPv6 addresses as bytes are an (n, 16) uint8 array \
+             (network order): pass a.astype(np.uint8)"
+        ),
+        [_, 2] if int => format!(
+            "an (n, 2) {name} array: IPv6 addresses as halves are an (n, 2) uint64 array \
+             (high 64 bits first): pass a.astype(np.uint64)"
+        ),
+        [_, 1] if int => format!(
+            "a {name} array of shape {shown}: IPv4 addresses are a 1-d uint32 array: pass \
+             a.ravel() (a.ravel().astype(np.uint32) for another dtype)"
+        ),
+        _ => format!("a {name} array of shape {shown}: lookup takes {KINDS}"),
+    };
+    Ok(PyTypeError::new_err(format!("addrs: {msg}")))
 }
 
 /// Parses a sequence of address strings (both families) into per-family arrays.

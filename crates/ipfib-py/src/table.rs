@@ -385,7 +385,10 @@ impl PyTable {
     /// Looks up many addresses in one call, with the interpreter released while the engine
     /// runs. `addrs` is a uint32 array (IPv4, host order: int(IPv4Address)), an (n, 16) uint8
     /// array (IPv6, network order: packed), an (n, 2) uint64 array (IPv6, high 64 bits
-    /// first), or any sequence of strings (both families mixed, parsed in Rust). Addresses
+    /// first), or any sequence of strings (both families mixed, parsed in Rust). Arrays may
+    /// have any layout (C or Fortran order, strided, reversed, unaligned, big-endian): a
+    /// C-contiguous, aligned, native-endian array is read directly, others are copied by
+    /// NumPy first; other dtypes and shapes are a TypeError saying what to pass. Addresses
     /// with no route get `miss`; use lookup_mask when every value can be a route's.
     #[pyo3(signature = (addrs, miss = u32::MAX))]
     fn lookup<'py>(

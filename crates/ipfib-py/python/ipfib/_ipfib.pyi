@@ -27,7 +27,12 @@ Addresses = Union[
     Iterable[str],
 ]
 """Batch input: uint32 (IPv4, host order), (n, 16) uint8 (IPv6, network order), (n, 2) uint64
-(IPv6, high word first), or strings of both families."""
+(IPv6, high word first), or strings of both families.
+
+Arrays may have any layout: C-contiguous, aligned, native-endian arrays are read directly;
+Fortran order, strided/reversed/broadcast views, unaligned views and big-endian dtypes are
+copied by NumPy first. Other dtypes (int64, ...), 0-d arrays and other shapes are a TypeError
+saying what to pass (e.g. ``a.astype(np.uint32)``)."""
 
 _D = TypeVar("_D")
 
@@ -88,7 +93,10 @@ class Table:
     def values(self) -> list[int]: ...
     def items(self) -> list[Tuple[str, int]]: ...
     def lookup(self, addrs: Addresses, miss: int = 0xFFFFFFFF) -> npt.NDArray[np.uint32]:
-        """Next hop per address, ``miss`` where no route matches (GIL released)."""
+        """Next hop per address, ``miss`` where no route matches (GIL released).
+
+        ``addrs`` in any array layout (see ``Addresses``); a non-C-contiguous, unaligned or
+        byte-swapped array is copied first. Returns a new array."""
     def lookup_mask(
         self, addrs: Addresses
     ) -> Tuple[npt.NDArray[np.uint32], npt.NDArray[np.bool_]]:
