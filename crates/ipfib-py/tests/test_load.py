@@ -115,3 +115,54 @@ def test_saved_table_file_loads(tmp_path):
     damaged.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="damaged.ipfib"):
         ipfib.Table.load(damaged)
+
+
+def _through_pipe(data):
+    """A readable end of a pipe that a thread fills with `data`, as a /dev/fd path."""
+    import os
+    import threading
+
+    r, w = os.pipe()
+
+    def feed():
+        with os.fdopen(w, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return r, f"/dev/fd/{r}"
+
+
+@pytest.mark.parametrize("kind", ["text", "saved"])
+def test_load_reads_a_pipe_from_its_first_byte(tmp_path, kind):
+    """Table.load on a pipe reads every byte once (the format sniff used to eat 8 of them)."""
+    import os
+
+    t = ipfib.Table.from_pairs([("10.0.0.0/8", 1), ("10.1.0.0/16", 2), ("2001:db8::/32", 3)])
+    saved = tmp_path / "t.ipfib"
+    t.save(saved)
+    data = saved.read_bytes() if kind == "saved" else b"10.0.0.0/8 1\n10.1.0.0/16 2\n2001:db8::/32 3\n"
+    fd, path = _through_pipe(data)
+    try:
+        u = ipfib.Table.load(path)
+    finally:
+        os.close(fd)
+    assert u.items() == t.items()
+
+
+def test_saved_table_is_read_into_memory_unless_mmap(tmp_path):
+    """The default load keeps working when the file is truncated and overwritten; mmap=True
+    maps it (its contract: the file is replaced by rename only, as save does)."""
+    t = ipfib.Table.from_pairs([("10.0.0.0/8", 1), ("2001:db8::/32", 3)])
+    saved = tmp_path / "t.ipfib"
+    t.save(saved)
+    u = ipfib.Table.load(saved)
+    with open(saved, "r+b") as f:
+        f.truncate(0)
+        f.write(b"\0" * 4096)
+    assert u.get("10.1.2.3") == 1 and u.get("2001:db8::1") == 3
+    t.save(saved)
+    m = ipfib.Table.load(saved, mmap=True)
+    t2 = ipfib.Table.from_pairs([("10.0.0.0/8", 9)])
+    t2.save(saved)  # a rename over the mapped file: the mapping keeps the old one
+    assert m.get("10.1.2.3") == 1
+    assert ipfib.Table.load(saved).get("10.1.2.3") == 9

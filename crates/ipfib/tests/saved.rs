@@ -334,3 +334,30 @@ fn read_from_takes_exactly_the_declared_length_from_a_stream() {
     let huge = Fib::read_from(Pipe(&huge, 4096)).unwrap_err();
     assert!(huge.to_string().contains("allocate"), "{huge}");
 }
+
+/// `Fib::save` to a symlink (a chain of two, relative) replaces the file at its end and
+/// leaves the links as they were.
+#[test]
+fn save_writes_through_symlinks() {
+    let fib = small_fib();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("real")).unwrap();
+    let target = dir.path().join("real/t.ipfib");
+    std::fs::write(&target, b"old").unwrap();
+    let link1 = dir.path().join("link1");
+    let link2 = dir.path().join("link2");
+    std::os::unix::fs::symlink("real/t.ipfib", &link1).unwrap();
+    std::os::unix::fs::symlink("link1", &link2).unwrap();
+    fib.save(&link2).unwrap();
+    for link in [&link1, &link2] {
+        assert!(std::fs::symlink_metadata(link).unwrap().file_type().is_symlink());
+    }
+    assert_same(&fib, &Fib::open(&target).unwrap(), "through the links");
+    assert_eq!(
+        ipfib::saved::write_target(&link2).unwrap(),
+        dir.path().join("link1").parent().unwrap().join("real/t.ipfib")
+    );
+    let looped = dir.path().join("loop");
+    std::os::unix::fs::symlink("loop", &looped).unwrap();
+    assert!(fib.save(&looped).is_err(), "a loop of links is an error");
+}
