@@ -10,6 +10,42 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
+have_libdpdk() {
+    command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libdpdk
+}
+
+# Everything this run installs outside the project, said before anything is done (each step's
+# script installs its own, and skips saying so where it cannot).
+announce_installs() {
+    local items=()
+    if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+        items+=("rustfmt and clippy, components of your Rust toolchain (rustup component add)")
+    fi
+    if ! have_libdpdk && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        items+=("Debian's libdpdk-dev and pkg-config, system-wide (apt-get, as root: scripts/install-dpdk.sh)")
+    fi
+    if ! rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src'; then
+        items+=("the nightly Rust toolchain with rust-src (rustup toolchain install: the aarch64 check)")
+    fi
+    if ! cargo +nightly miri --version >/dev/null 2>&1; then
+        items+=("Miri for the nightly toolchain (rustup component)")
+    fi
+    if ! cargo fuzz --version >/dev/null 2>&1; then
+        items+=("cargo-fuzz into ~/.cargo/bin (cargo install, from crates.io)")
+    fi
+    if [ ! -x "${CARGO_TARGET_DIR:-target}/py-venv/bin/python" ]; then
+        items+=("a Python virtual environment in ${CARGO_TARGET_DIR:-target}/py-venv with crates/ipfib-py/requirements-test.txt (pip, from PyPI; inside the project)")
+    fi
+    echo "==> this run installs:"
+    if [ "${#items[@]}" -eq 0 ]; then
+        echo "  nothing: every tool it needs is already here"
+    fi
+    for item in "${items[@]}"; do
+        echo "  - $item"
+    done
+}
+announce_installs
+
 # rustfmt and clippy are rustup components; adding them is a no-op (and offline-safe) when
 # they are already installed.
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
@@ -50,9 +86,6 @@ run_step "tests" run_tests
 # every ratio in BENCHMARKS.md is measured against. libdpdk comes from Debian's packages
 # (scripts/install-dpdk.sh), installed here when this runs as root with apt; where it cannot
 # be had, the step skips, saying so.
-have_libdpdk() {
-    command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libdpdk
-}
 run_dpdk_tests() {
     if ! have_libdpdk && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         local install_log

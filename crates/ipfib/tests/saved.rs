@@ -350,12 +350,19 @@ fn save_writes_through_symlinks() {
     std::os::unix::fs::symlink("link1", &link2).unwrap();
     fib.save(&link2).unwrap();
     for link in [&link1, &link2] {
-        assert!(std::fs::symlink_metadata(link).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
     }
     assert_same(&fib, &Fib::open(&target).unwrap(), "through the links");
     assert_eq!(
         ipfib::saved::write_target(&link2).unwrap(),
-        dir.path().join("link1").parent().unwrap().join("real/t.ipfib")
+        dir.path()
+            .join("link1")
+            .parent()
+            .unwrap()
+            .join("real/t.ipfib")
     );
     let looped = dir.path().join("loop");
     std::os::unix::fs::symlink("loop", &looped).unwrap();
