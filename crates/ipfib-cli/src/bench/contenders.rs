@@ -146,6 +146,32 @@ pub fn select<A: Address>(
         .collect())
 }
 
+/// The help of `--engines`: every name it accepts in this build (ours, the peers, DPDK's).
+pub fn help() -> String {
+    let mut ours = Vec::new();
+    let mut others = Vec::new();
+    let names = all::<u32>()
+        .into_iter()
+        .map(|c| (c.name, c.ours))
+        .chain(all::<u128>().into_iter().map(|c| (c.name, c.ours)));
+    for (name, is_ours) in names {
+        let list = if is_ours { &mut ours } else { &mut others };
+        if !list.contains(&name) {
+            list.push(name);
+        }
+    }
+    let peers = if others.is_empty() {
+        "none in this build (features `peers`, `dpdk`)".to_string()
+    } else {
+        others.join(", ")
+    };
+    format!(
+        "Only these engines (comma-separated, ASCII case ignored; default all that hold the \
+         family). ipfib's: {}; peers: {peers}",
+        ours.join(", ")
+    )
+}
+
 #[cfg(feature = "peers")]
 fn peer_list<A>() -> Vec<Contender<A>>
 where
