@@ -147,17 +147,24 @@ pub fn select<A: Address>(
 }
 
 /// The help of `--engines`: every name it accepts in this build (ours, the peers, DPDK's).
+/// Built from the registry and the comparator lists without building anything: it is part of
+/// the command-line definition, made on every run of `ipfib`.
 pub fn help() -> String {
-    let mut ours = Vec::new();
-    let mut others = Vec::new();
-    let names = all::<u32>()
+    let ours: Vec<&str> = engine::engines().iter().map(|e| e.name()).collect();
+    let mut others: Vec<String> = Vec::new();
+    let names = u32::peers()
         .into_iter()
-        .map(|c| (c.name, c.ours))
-        .chain(all::<u128>().into_iter().map(|c| (c.name, c.ours)));
-    for (name, is_ours) in names {
-        let list = if is_ours { &mut ours } else { &mut others };
-        if !list.contains(&name) {
-            list.push(name);
+        .chain(u32::extra())
+        .map(|c| c.name)
+        .chain(
+            u128::peers()
+                .into_iter()
+                .chain(u128::extra())
+                .map(|c| c.name),
+        );
+    for name in names {
+        if !others.contains(&name) {
+            others.push(name);
         }
     }
     let peers = if others.is_empty() {

@@ -13,6 +13,10 @@
 //! reports the median of its rounds' medians and their spread (slowest and fastest round).
 //! Comparators with a native batch (DPDK) get the sequence converted to their layout once per
 //! mode, before any timing ([`native`]).
+//!
+//! The report: the table of rows ([`report`]), then one conclusion per mode, path and thread
+//! count: the winner, its ratio to the runner-up and to the best peer, the CPU ([`summary`]).
+//! While it runs: a bar on a terminal, a line per stage elsewhere ([`progress`](mod@progress)).
 
 mod contenders;
 mod cpu;
