@@ -30,8 +30,8 @@ const CHUNK: usize = 64 * 1024;
 pub struct Args {
     #[command(flatten)]
     fib: FibArgs,
-    /// Engine that answers the lookups (any registered engine: see `ipfib stats --help`).
-    #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::parse)]
+    /// Engine that answers the lookups.
+    #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::Engines)]
     engine: &'static EngineInfo,
     /// Addresses to look up (IPv4 and IPv6 may be mixed); without any, addresses are read from
     /// stdin, one per line.

@@ -1,4 +1,6 @@
-//! `ipfib`: look up addresses, inspect tables, benchmark engines, convert and generate tables.
+//! `ipfib`: the command-line tool of the ipfib library. The subcommands are the variants of
+//! [`Command`]; clap lists them in `ipfib --help`, the completions and the man pages, so no
+//! hand-written list can go stale.
 //!
 //! Output errors: a reader that goes away (`ipfib ... | head`) ends the command quietly with
 //! status 0; any other failure to write standard output (a full disk, `> /dev/full`) is an
@@ -8,7 +10,7 @@
 use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// `eprintln!` that ignores write errors: a message on a closed or broken standard error is
 /// lost, never a panic. Every diagnostic of the CLI goes through it.
@@ -22,12 +24,15 @@ macro_rules! note {
 mod addresses;
 mod bench;
 mod cleanup;
+mod completions;
 mod convert;
+mod detail_label;
 mod engine_arg;
 mod family;
 mod fib_args;
 mod gen;
 mod lookup;
+mod man;
 mod oom;
 mod output;
 mod replay;
@@ -40,7 +45,13 @@ static ALLOCATOR: oom::Recording = oom::Recording;
 
 /// Exact, fast longest-prefix match for IPv4 and IPv6 forwarding tables.
 #[derive(Parser)]
-#[command(name = "ipfib", version, about)]
+#[command(
+    name = "ipfib",
+    version,
+    after_help = "`ipfib help COMMAND` or `ipfib COMMAND --help` describes a command; \
+                  `ipfib man` and `ipfib completions SHELL` print a manual page and shell \
+                  completions."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -64,6 +75,15 @@ enum Command {
     /// Generate synthetic tables and lookup traces.
     #[command(subcommand)]
     Gen(gen::Command),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::Args),
+    /// Print the manual page, or write one page per subcommand with --out DIR.
+    Man(man::Args),
+}
+
+/// The whole command-line definition, for the completions and the manual pages.
+pub fn command() -> clap::Command {
+    Cli::command()
 }
 
 /// Writes `text` to standard output and flushes it; a failure is an error naming standard
@@ -140,6 +160,8 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(args),
         Command::Save(args) => save::run(args),
         Command::Gen(cmd) => gen::run(cmd),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -149,5 +171,52 @@ fn main() -> ExitCode {
             note!("ipfib: {}", ipfib::error::one_line(e.as_ref()));
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every subcommand of the definition, by name (clap's `help` aside).
+    fn subcommands() -> Vec<String> {
+        command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_definition_is_consistent_and_help_lists_every_subcommand() {
+        command().debug_assert();
+        let help = command().render_help().to_string();
+        let names = subcommands();
+        for name in [
+            "lookup", "stats", "bench", "convert", "replay", "save", "gen",
+        ] {
+            assert!(names.iter().any(|n| n == name), "{name} missing");
+        }
+        for name in &names {
+            assert!(help.contains(name.as_str()), "{name} not in\n{help}");
+        }
+    }
+
+    #[test]
+    fn every_engine_option_lists_the_registered_engines() {
+        let mut cmd = command();
+        cmd.build();
+        let mut seen = 0;
+        for sub in cmd.get_subcommands_mut() {
+            let name = sub.get_name().to_string();
+            let help = sub.render_long_help().to_string();
+            if sub.get_arguments().any(|a| a.get_id() == "engine") {
+                seen += 1;
+                for e in ipfib::engine::engines() {
+                    assert!(help.contains(e.name()), "{name}: {} missing", e.name());
+                }
+                assert!(!help.contains("see `ipfib"), "{name}: a pointer elsewhere");
+            }
+        }
+        assert_eq!(seen, 4, "lookup, stats, replay, save");
     }
 }

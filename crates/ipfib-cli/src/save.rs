@@ -13,7 +13,7 @@ pub struct Args {
     #[command(flatten)]
     fib: FibArgs,
     /// Engine to build (only engines with a saved format can be saved: planb).
-    #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::parse)]
+    #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::Engines)]
     engine: &'static EngineInfo,
     /// The saved table to write: written under a hidden temporary name beside it, then
     /// renamed over OUT, so a process that has the old file open keeps a consistent table; a

@@ -10,6 +10,12 @@
 //! and uniform traces of [`TRACE_LEN`] addresses (seed 1), the figure that bounds throughput
 //! on this machine (see `../shared/PERF-FACTS.md`), and how those lines split over the steps
 //! of a lookup ([`ipfib::Lookup::lines_by_step`]).
+//!
+//! A family without routes is not built: the text report has no section for it (the first
+//! line still counts its routes, 0), and the JSON keeps its object, in its place, with the
+//! table's keys (`family`, `routes` 0, `prefix_lengths` empty, `intervals` 1) and
+//! `"empty": true` but no engine figures (no build time, bytes or engine details), so that
+//! `families[0]` is always IPv4 and `families[1]` IPv6.
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -18,6 +24,7 @@ use ipfib::engine::{Detail, DetailValue, EngineInfo};
 use ipfib::{Address, BuildOptions, Intervals, RouteTable};
 use serde_json::{json, Map, Value};
 
+use crate::detail_label;
 use crate::fib_args::FibArgs;
 
 /// Addresses of the generated traces `lines_per_lookup` is averaged over.
@@ -28,8 +35,8 @@ const TRACE_LEN: usize = 100_000;
 pub struct Args {
     #[command(flatten)]
     fib: FibArgs,
-    /// Engine to build and describe (any registered engine).
-    #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::parse)]
+    /// Engine to build and describe.
+    #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::Engines)]
     engine: &'static EngineInfo,
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -43,6 +50,12 @@ struct FamilyStats {
     /// `(length, routes)` for every length that has routes, ascending.
     histogram: Vec<(u8, usize)>,
     intervals: usize,
+    /// The engine built from the family's routes; `None` for a family without routes.
+    engine: Option<EngineStats>,
+}
+
+/// What was measured of the engine built for one family.
+struct EngineStats {
     build: Duration,
     bytes: usize,
     details: Vec<Detail>,
@@ -56,6 +69,24 @@ impl FamilyStats {
         let lengths = table.length_histogram();
         let histogram: Vec<(u8, usize)> =
             (0..=A::BITS).zip(lengths).filter(|&(_, n)| n > 0).collect();
+        let engine = if table.is_empty() {
+            None
+        } else {
+            Some(EngineStats::measure(table, engine)?)
+        };
+        Ok(FamilyStats {
+            family: A::FAMILY,
+            routes: table.len(),
+            histogram,
+            intervals: Intervals::from_table(table).len(),
+            engine,
+        })
+    }
+}
+
+impl EngineStats {
+    /// Builds `engine` from a non-empty table and measures it.
+    fn measure<A: Address>(table: &RouteTable<A>, engine: &EngineInfo) -> anyhow::Result<Self> {
         let start = Instant::now();
         let built = engine.build(table, &BuildOptions::default())?;
         let build = start.elapsed();
@@ -66,38 +97,29 @@ impl FamilyStats {
             .filter(|d| d.name != "intervals")
             .collect();
         let mut steps = Vec::new();
-        if !table.is_empty() {
-            for (kind, name) in [
-                (ipfib_gen::TraceKind::Matched, "lines_per_lookup_matched"),
-                (ipfib_gen::TraceKind::Uniform, "lines_per_lookup_uniform"),
-            ] {
-                let trace = ipfib_gen::trace(table, kind, TRACE_LEN, 1);
-                if let Some(lines) = built.lines_per_lookup(&trace) {
-                    details.push(Detail::ratio(name, lines));
-                }
-                let by_step = built.lines_by_step(&trace);
-                if !by_step.is_empty() {
-                    steps.push((kind.name(), by_step));
-                }
+        for (kind, name) in [
+            (ipfib_gen::TraceKind::Matched, "lines_per_lookup_matched"),
+            (ipfib_gen::TraceKind::Uniform, "lines_per_lookup_uniform"),
+        ] {
+            let trace = ipfib_gen::trace(table, kind, TRACE_LEN, 1);
+            if let Some(lines) = built.lines_per_lookup(&trace) {
+                details.push(Detail::ratio(name, lines));
+            }
+            let by_step = built.lines_by_step(&trace);
+            if !by_step.is_empty() {
+                steps.push((kind.name(), by_step));
             }
         }
-        Ok(FamilyStats {
-            family: A::FAMILY,
-            routes: table.len(),
-            histogram,
-            intervals: Intervals::from_table(table).len(),
+        Ok(EngineStats {
             build,
             bytes: built.memory_bytes(),
             details,
             steps,
         })
     }
+}
 
-    /// Bytes of the engine per route, undefined for an empty table.
-    fn bytes_per_prefix(&self) -> Option<f64> {
-        (self.routes > 0).then(|| self.bytes as f64 / self.routes as f64)
-    }
-
+impl FamilyStats {
     fn to_json(&self) -> Value {
         let histogram: Vec<Value> = self
             .histogram
@@ -107,11 +129,61 @@ impl FamilyStats {
         let mut object = Map::new();
         object.insert("family".into(), json!(self.family));
         object.insert("routes".into(), json!(self.routes));
+        object.insert("empty".into(), json!(self.engine.is_none()));
         object.insert("prefix_lengths".into(), json!(histogram));
         object.insert("intervals".into(), json!(self.intervals));
+        if let Some(engine) = &self.engine {
+            engine.add_json(&mut object, self.routes);
+        }
+        Value::Object(object)
+    }
+
+    /// The family's section of the text report (a family with routes).
+    fn to_text(&self, out: &mut String) {
+        let _ = writeln!(out, "{}", self.family);
+        row(out, "routes", &self.routes.to_string());
+        row(out, "intervals", &self.intervals.to_string());
+        if let Some(engine) = &self.engine {
+            engine.add_text(out, self.routes);
+        }
+        if self.histogram.is_empty() {
+            row(out, "prefix lengths", "(no routes)");
+            return;
+        }
+        row(out, "prefix lengths", "length    routes   share");
+        for &(len, n) in &self.histogram {
+            let share = 100.0 * n as f64 / self.routes as f64;
+            let _ = writeln!(
+                out,
+                "  {:<LABEL_WIDTH$}{:>6} {n:>9} {share:>6.2}%",
+                "",
+                format!("/{len}")
+            );
+        }
+    }
+}
+
+/// Characters of the label column of the text report (the longest label and a space).
+const LABEL_WIDTH: usize = 28;
+
+/// One `label value` line of the text report.
+fn row(out: &mut String, label: &str, value: &str) {
+    let _ = writeln!(out, "  {label:<LABEL_WIDTH$}{value}");
+}
+
+impl EngineStats {
+    /// Bytes of the engine per route of a table of `routes` (at least one).
+    fn bytes_per_prefix(&self, routes: usize) -> f64 {
+        self.bytes as f64 / routes.max(1) as f64
+    }
+
+    fn add_json(&self, object: &mut Map<String, Value>, routes: usize) {
         object.insert("build_ms".into(), json!(self.build.as_secs_f64() * 1e3));
         object.insert("bytes".into(), json!(self.bytes));
-        object.insert("bytes_per_prefix".into(), json!(self.bytes_per_prefix()));
+        object.insert(
+            "bytes_per_prefix".into(),
+            json!(self.bytes_per_prefix(routes)),
+        );
         for d in &self.details {
             let value = match &d.value {
                 DetailValue::Count(n) | DetailValue::Bytes(n) => json!(n),
@@ -128,18 +200,11 @@ impl FamilyStats {
                 .collect();
             object.insert(format!("lines_by_step_{kind}"), json!(steps));
         }
-        Value::Object(object)
     }
 
-    fn to_text(&self, out: &mut String) {
-        let row = |out: &mut String, label: &str, value: &str| {
-            let _ = writeln!(out, "  {label:<26}{value}");
-        };
-        let _ = writeln!(out, "{}", self.family);
-        row(out, "routes", &self.routes.to_string());
-        row(out, "intervals", &self.intervals.to_string());
+    fn add_text(&self, out: &mut String, routes: usize) {
         for d in &self.details {
-            row(out, &d.name.replace('_', " "), &d.value.to_string());
+            row(out, &detail_label::of(d.name), &d.value.to_string());
         }
         for (kind, by_step) in &self.steps {
             let steps: Vec<String> = by_step
@@ -150,26 +215,10 @@ impl FamilyStats {
         }
         let mib = self.bytes as f64 / (1024.0 * 1024.0);
         row(out, "bytes", &format!("{} ({mib:.2} MiB)", self.bytes));
-        let per_prefix = self
-            .bytes_per_prefix()
-            .map_or_else(|| "-".to_string(), |b| format!("{b:.2}"));
+        let per_prefix = format!("{:.2}", self.bytes_per_prefix(routes));
         row(out, "bytes per prefix", &per_prefix);
         let ms = self.build.as_secs_f64() * 1e3;
         row(out, "build time", &format!("{ms:.1} ms"));
-        if self.histogram.is_empty() {
-            row(out, "prefix lengths", "(no routes)");
-            return;
-        }
-        row(out, "prefix lengths", "length    routes   share");
-        for &(len, n) in &self.histogram {
-            let share = 100.0 * n as f64 / self.routes as f64;
-            let _ = writeln!(
-                out,
-                "  {:<26}{:>6} {n:>9} {share:>6.2}%",
-                "",
-                format!("/{len}")
-            );
-        }
     }
 }
 
@@ -203,7 +252,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             load.as_secs_f64() * 1e3,
             args.engine.name()
         );
-        for f in &families {
+        // Only the families the table has (the first line counts both).
+        for f in families.iter().filter(|f| f.routes > 0) {
             out.push('\n');
             f.to_text(&mut out);
         }

@@ -497,3 +497,82 @@ fn an_mrt_rib_is_a_table_too_with_its_options() {
     assert_ne!(by_hop[0]["checksum"], by_as[0]["checksum"]);
     assert_eq!(by_hop[0]["checksum"], by_hop[1]["checksum"]);
 }
+
+/// After the table, one summary line per mode, path and threads that names the winner (one
+/// of the engines), its ratio to the runner-up and the best peer, and the CPU model; the JSON
+/// rows carry the same figures.
+#[test]
+fn a_summary_line_names_the_winner_and_the_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let (stdout, _) = ok(&with(&["--json", json.to_str().unwrap()]));
+    let summaries: Vec<&str> = stdout.lines().filter(|l| l.contains(" wins ")).collect();
+    assert_eq!(summaries.len(), 2, "single and batch:\n{stdout}");
+    let names = engines(6);
+    for (line, path) in summaries.iter().zip(["single", "batch"]) {
+        let winner = line.split_whitespace().next().unwrap();
+        assert!(names.contains(&winner), "{winner}: {line}");
+        assert!(
+            line.contains(&format!("wins throughput {path} x1 at ")),
+            "{line}"
+        );
+        assert!(line.contains("the runner-up "), "{line}");
+        if cfg!(feature = "peers") {
+            assert!(line.contains("peer"), "{line}");
+        }
+        let cpu = line.split_once("; CPU: ").map(|(_, c)| c.trim());
+        assert!(cpu.is_some_and(|c| !c.is_empty()), "no CPU: {line}");
+    }
+    // The summaries come after the table's rows.
+    let lines: Vec<&str> = stdout.lines().collect();
+    let last_row = lines
+        .iter()
+        .rposition(|l| l.contains("throughput") && !l.contains(" wins "));
+    let first_summary = lines.iter().position(|l| l.contains(" wins "));
+    assert!(last_row < first_summary, "{stdout}");
+    let rows = read_json(&json);
+    for r in &rows {
+        let s = &r["summary"];
+        assert_eq!((&s["mode"], &s["path"]), (&r["mode"], &r["path"]), "{r}");
+        let winner = s["winner"].as_str().unwrap();
+        let best = rows
+            .iter()
+            .filter(|o| o["path"] == r["path"])
+            .map(|o| o["mlps"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        assert_eq!(s["winner_mlps"].as_f64().unwrap(), best, "{r}");
+        assert!(rows
+            .iter()
+            .any(|o| o["engine"] == winner && o["mlps"] == best));
+        assert!(s["vs_runner_up"].as_f64().unwrap() >= 1.0, "{s}");
+        assert!(!s["cpu_model"].as_str().unwrap().is_empty(), "{s}");
+        if cfg!(feature = "peers") {
+            assert!(
+                s["best_peer"].is_string() && s["vs_best_peer"].is_f64(),
+                "{s}"
+            );
+        }
+        assert!(stdout.contains(winner));
+    }
+}
+
+/// With standard error a pipe (no terminal, no bar), each stage is a line, so a log shows life.
+#[test]
+fn progress_is_written_as_lines_when_stderr_is_a_pipe() {
+    let (_, stderr) = ok(&with(&["--engines", "planb,reference"]));
+    for stage in [
+        "bench: building planb (1/",
+        "bench: building reference (2/",
+        "bench: checking that all engines agree (throughput)",
+        "bench: timing planb single throughput x1, round 1/2",
+        "bench: timing reference batch throughput x1, round 2/2",
+    ] {
+        assert!(stderr.contains(stage), "{stage} missing:\n{stderr}");
+    }
+    // 2 builds + 1 check + 2 engines x 2 paths x 2 rounds, counted out of their total.
+    assert!(stderr.contains("(11/11)..."), "{stderr}");
+    assert!(
+        stderr.contains("bench: generating a 400-prefix IPv6 table"),
+        "{stderr}"
+    );
+}

@@ -153,19 +153,61 @@ fn text_report_lists_each_nonempty_length() {
     }
 }
 
+/// A family without routes keeps its place in the JSON, marked empty, without engine figures;
+/// the text report has no section for it.
 #[test]
-fn an_empty_family_has_no_histogram_and_no_per_prefix_size() {
+fn an_empty_family_is_marked_in_json_and_left_out_of_the_text() {
     let dir = tempfile::tempdir().unwrap();
     let fib = write_file(dir.path(), "v6.txt", b"2001:db8::/32 1\n");
     let v = stats_json(&["stats", "--fib", &fib, "--json"], None);
-    let v4 = &v["families"][0];
+    let (v4, v6) = (&v["families"][0], &v["families"][1]);
+    assert_eq!(
+        (&v4["family"], &v6["family"]),
+        (&"IPv4".into(), &"IPv6".into())
+    );
     assert_eq!(v4["routes"], 0);
+    assert_eq!(v4["empty"], true);
     assert_eq!(v4["prefix_lengths"].as_array().unwrap().len(), 0);
-    assert!(v4["bytes_per_prefix"].is_null());
     assert_eq!(v4["intervals"], 1);
+    for engine_key in [
+        "bytes_per_prefix",
+        "bytes",
+        "build_ms",
+        "depth",
+        "node_search",
+    ] {
+        assert!(v4.get(engine_key).is_none(), "{engine_key} in {v4}");
+    }
+    assert_eq!(v6["empty"], false);
+    assert_eq!(v6["routes"], 1);
+    assert!(v6["bytes"].as_u64().unwrap() > 0, "{v6}");
+    assert!(v6["node_search"].is_string(), "{v6}");
+
     let out = ipfib(&["stats", "--fib", &fib], None);
     assert!(out.success, "{}", out.stderr);
-    assert!(out.stdout.contains("(no routes)"), "{}", out.stdout);
+    let text = &out.stdout;
+    assert!(text.contains("1 routes (0 IPv4, 1 IPv6)"), "{text}");
+    assert!(
+        !text.lines().any(|l| l == "IPv4"),
+        "an IPv4 section: {text}"
+    );
+    assert_eq!(text.lines().filter(|l| l == &"IPv6").count(), 1, "{text}");
+    assert_eq!(text.matches("node search").count(), 1, "{text}");
+}
+
+#[test]
+fn text_labels_say_what_the_figures_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let fib = write_file(dir.path(), "small.txt", SMALL_FIB.as_bytes());
+    let out = ipfib(&["stats", "--fib", &fib], None);
+    assert!(out.success, "{}", out.stderr);
+    assert!(!out.stdout.contains("segment of bytes"), "{}", out.stdout);
+    assert_eq!(
+        out.stdout.matches("chunk-to-segment map bytes ").count(),
+        2,
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

@@ -146,6 +146,39 @@ pub fn select<A: Address>(
         .collect())
 }
 
+/// The help of `--engines`: every name it accepts in this build (ours, the peers, DPDK's).
+/// Built from the registry and the comparator lists without building anything: it is part of
+/// the command-line definition, made on every run of `ipfib`.
+pub fn help() -> String {
+    let ours: Vec<&str> = engine::engines().iter().map(|e| e.name()).collect();
+    let mut others: Vec<String> = Vec::new();
+    let names = u32::peers()
+        .into_iter()
+        .chain(u32::extra())
+        .map(|c| c.name)
+        .chain(
+            u128::peers()
+                .into_iter()
+                .chain(u128::extra())
+                .map(|c| c.name),
+        );
+    for name in names {
+        if !others.contains(&name) {
+            others.push(name);
+        }
+    }
+    let peers = if others.is_empty() {
+        "none in this build (features `peers`, `dpdk`)".to_string()
+    } else {
+        others.join(", ")
+    };
+    format!(
+        "Only these engines (comma-separated, ASCII case ignored; default all that hold the \
+         family). ipfib's: {}; peers: {peers}",
+        ours.join(", ")
+    )
+}
+
 #[cfg(feature = "peers")]
 fn peer_list<A>() -> Vec<Contender<A>>
 where

@@ -42,6 +42,26 @@ pub fn current() -> Option<usize> {
     usize::try_from(cpu).ok()
 }
 
+/// The CPU's model name, for the report: `/proc/cpuinfo`'s `model name` (x86), else its
+/// `Hardware` or `cpu model` line (Arm, MIPS), else `unknown <arch> CPU`.
+pub fn model_name() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    model_in(&info).unwrap_or_else(|| format!("unknown {} CPU", std::env::consts::ARCH))
+}
+
+/// The model name in the text of `/proc/cpuinfo`, if it has one.
+fn model_in(cpuinfo: &str) -> Option<String> {
+    ["model name", "Hardware", "cpu model"]
+        .iter()
+        .find_map(|key| {
+            cpuinfo.lines().find_map(|line| {
+                let (k, v) = line.split_once(':')?;
+                let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
+                (k.trim() == *key && !v.is_empty()).then_some(v)
+            })
+        })
+}
+
 /// Compact list form of CPU numbers: `0-3,6`.
 pub fn format_list(cpus: &[usize]) -> String {
     let mut parts = Vec::new();
@@ -73,6 +93,18 @@ mod tests {
         assert_eq!(format_list(&[3]), "3");
         assert_eq!(format_list(&[0, 1, 2, 3, 6]), "0-3,6");
         assert_eq!(format_list(&[1, 3, 4]), "1,3-4");
+    }
+
+    #[test]
+    fn model_names_are_read_from_cpuinfo() {
+        let x86 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD  EPYC 7B13\n";
+        assert_eq!(model_in(x86).as_deref(), Some("AMD EPYC 7B13"));
+        assert_eq!(
+            model_in("Hardware\t: BCM2835\n").as_deref(),
+            Some("BCM2835")
+        );
+        assert_eq!(model_in("model name\t:\n"), None);
+        assert!(!model_name().is_empty());
     }
 
     #[test]

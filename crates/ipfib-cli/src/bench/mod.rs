@@ -13,6 +13,10 @@
 //! reports the median of its rounds' medians and their spread (slowest and fastest round).
 //! Comparators with a native batch (DPDK) get the sequence converted to their layout once per
 //! mode, before any timing ([`native`]).
+//!
+//! The report: the table of rows ([`report`]), then one conclusion per mode, path and thread
+//! count: the winner, its ratio to the runner-up and to the best peer, the CPU ([`summary`]).
+//! While it runs: a bar on a terminal, a line per stage elsewhere ([`progress`](mod@progress)).
 
 mod contenders;
 mod cpu;
@@ -22,15 +26,15 @@ mod native;
 #[cfg(feature = "peers")]
 mod peers;
 mod plot;
+mod progress;
 mod report;
 mod source;
+mod summary;
 mod verify;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ipfib::{Address, Lookup, RouteTable};
 
 use crate::bench::contenders::{Contender, Engine};
@@ -38,6 +42,8 @@ use crate::bench::limits::{
     count, MAX_CHUNK, MAX_PREFIXES, MAX_ROUNDS, MAX_RUNS, MAX_RUN_BUDGET_MS, MAX_THREADS, MAX_TRACE,
 };
 use crate::bench::modes::{Job, Mode, Path as LookupPath, Placement};
+pub(crate) use crate::bench::progress::bar as progress;
+use crate::bench::progress::{spinner, Stages};
 use crate::bench::report::{Row, TableInfo, TraceInfo};
 use crate::bench::source::{Source, TraceArg};
 use crate::bench::verify::{check_agreement, AgreementError, Feed};
@@ -45,6 +51,8 @@ use crate::family::Family;
 use crate::fib_args::{self, MrtArgs};
 
 const AFTER_HELP: &str = "\
+`ipfib bench --help` (not -h) also explains each column of the table and the summary lines.
+
 With no arguments: a generated 250,000-prefix rrc00-like IPv6 table, a matched trace of
 1,000,000 addresses, every engine and peer crate, throughput mode, 3 rounds of 5 runs.
 
@@ -72,9 +80,18 @@ Examples:
     ipfib bench --sizes 250000,500000,1000000 --plot scaling.svg
     ipfib bench --threads 1,2 --engines planb,prefix-trie";
 
+/// `--help`'s text after the options: the columns, then [`AFTER_HELP`].
+fn after_long_help() -> String {
+    // Without AFTER_HELP's first paragraph, which points here.
+    let rest = AFTER_HELP
+        .split_once("\n\n")
+        .map_or(AFTER_HELP, |(_, rest)| rest);
+    format!("{}\n\n{rest}", report::COLUMNS)
+}
+
 /// Arguments of `ipfib bench`, boxed so the CLI's subcommand enum stays small.
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = AFTER_HELP, after_long_help = after_long_help())]
 pub struct Args {
     #[command(flatten)]
     options: Box<Options>,
@@ -176,8 +193,8 @@ pub struct Options {
     )]
     pub run_budget_ms: u64,
 
-    /// Only these engines (comma-separated names, e.g. planb,prefix-trie); default all.
-    #[arg(long, value_delimiter = ',')]
+    // Help built at run time: the registry's engines and the comparators of this build.
+    #[arg(long, value_name = "NAME,..", value_delimiter = ',', help = contenders::help())]
     pub engines: Vec<String>,
 
     /// Write the results as a JSON array to this file.
@@ -260,10 +277,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (None, Some(table)) if table.v6().is_empty() => Family::V4,
         _ => Family::V6,
     };
-    let rows = match family {
+    let mut rows = match family {
         Family::V4 => run_family::<u32>(&args, fib.map(u32::of_table))?,
         Family::V6 => run_family::<u128>(&args, fib.map(u128::of_table))?,
     };
+    summary::attach(&mut rows, &cpu::model_name());
     // The result files first, each independently of the others and of the console: a full
     // disk or a closed stdout must not lose them. The first error is the command's.
     let mut first_error = None;
@@ -284,34 +302,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     note!("bench done in {:.1} s", started.elapsed().as_secs_f64());
     first_error.map_or(Ok(()), Err)
-}
-
-/// A spinner with a message on stderr for a step of unknown length, hidden when stderr is not
-/// a terminal.
-fn spinner(msg: String) -> ProgressBar {
-    let bar = if std::io::stderr().is_terminal() {
-        ProgressBar::new_spinner()
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_message(msg);
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
-}
-
-/// A progress bar on stderr, hidden when stderr is not a terminal.
-pub(crate) fn progress(len: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    if let Ok(style) =
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-    {
-        bar.set_style(style);
-    }
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
 }
 
 /// Everything for one family: one table per size (or the loaded one), each benchmarked fully.
@@ -429,12 +419,12 @@ fn bench_table<A: Source>(
         * thread_counts.len()
         * contenders.len()
         * args.rounds;
-    let bar = progress((contenders.len() + modes.len() + measurements) as u64);
+    let mut bar = Stages::new((contenders.len() + modes.len() + measurements) as u64);
 
     let mut built = Vec::with_capacity(contenders.len());
     let mut engines: Vec<Engine<A>> = Vec::with_capacity(contenders.len());
     for c in &contenders {
-        bar.set_message(format!("building {}", c.name));
+        bar.start(format!("building {}", c.name));
         if let Some(setup) = c.setup {
             setup();
         }
@@ -446,7 +436,7 @@ fn bench_table<A: Source>(
             Err(e) if !c.ours => {
                 let why = ipfib::error::one_line(e.as_ref());
                 bar.suspend(|| note!("note: {} left out: {why}", c.name));
-                bar.inc(1);
+                bar.finish_one();
                 continue;
             }
             Err(e) => return Err(e.context(format!("building {}", c.name))),
@@ -455,7 +445,7 @@ fn bench_table<A: Source>(
             ours: c.ours,
             build_ms: start.elapsed().as_secs_f64() * 1e3,
         });
-        bar.inc(1);
+        bar.finish_one();
     }
 
     // The sequence each mode looks up, and every engine's checksum for each mode and path.
@@ -464,7 +454,7 @@ fn bench_table<A: Source>(
         .then(|| modes::repeated(trace));
     let mut checksums = Vec::new();
     for &mode in &modes {
-        bar.set_message(format!("checking that all engines agree ({})", mode.name()));
+        bar.start(format!("checking that all engines agree ({})", mode.name()));
         let seq = sequence(mode, trace, repeated.as_deref());
         let feeds: Vec<Feed> = mode
             .paths()
@@ -480,7 +470,7 @@ fn bench_table<A: Source>(
                 }
             }
             Err(AgreementError::Disagree(d)) => {
-                bar.finish_and_clear();
+                bar.clear();
                 note!("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
                 note!("!!! {d}");
                 note!("!!! table: {}, trace: {}", info.table, trace_info.trace);
@@ -488,11 +478,11 @@ fn bench_table<A: Source>(
                 anyhow::bail!("{d}; no benchmark numbers are reported for disagreeing engines");
             }
             Err(e) => {
-                bar.finish_and_clear();
+                bar.clear();
                 return Err(e.into());
             }
         }
-        bar.inc(1);
+        bar.finish_one();
     }
 
     let allowed = cpu::format_list(&cpu::allowed());
@@ -527,15 +517,16 @@ fn bench_table<A: Source>(
                 }
             }
         }
-        for _ in 0..args.rounds {
+        for round in 1..=args.rounds {
             for (path, threads, e, speeds) in &mut cells {
                 let (path, threads, n) = (*path, *threads, per_run[*e]);
                 let engine = &engines[*e];
-                bar.set_message(format!(
-                    "timing {} {} {} x{threads}",
+                bar.start(format!(
+                    "timing {} {} {} x{threads}, round {round}/{}",
                     engine.lookup().name(),
                     path.name(),
-                    mode.name()
+                    mode.name(),
+                    args.rounds
                 ));
                 let job = Job {
                     engine,
@@ -548,7 +539,7 @@ fn bench_table<A: Source>(
                 let placement = Placement::for_threads(threads);
                 let times = modes::time_runs(job, threads, args.runs, &placement)?;
                 speeds.push(report::speed(&times, n));
-                bar.inc(1);
+                bar.finish_one();
             }
         }
         // Lines per lookup depend on the engine, the sequence and how it is fed: once per
@@ -603,10 +594,11 @@ fn bench_table<A: Source>(
                 cpus: allowed.clone(),
                 pinned: Placement::for_threads(threads).cpus,
                 cpus_used: speed.cpus_used,
+                summary: None,
             });
         }
     }
-    bar.finish_and_clear();
+    bar.clear();
     Ok(rows)
 }
 

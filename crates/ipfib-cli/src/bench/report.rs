@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::bench::modes::{Mode, Path as LookupPath, RunTime};
 use crate::bench::native::NativeInfo;
+use crate::bench::summary::{self, Summary};
 
 /// What the table under test was.
 #[derive(Clone, Debug, Serialize)]
@@ -99,6 +100,9 @@ pub struct Row {
     pub pinned: Vec<usize>,
     /// The CPUs the lookups were seen running on (at the end of each timed run).
     pub cpus_used: Vec<usize>,
+    /// The conclusion of this row's group (same table, mode, path and threads): the same
+    /// object in every row of the group ([`summary`]).
+    pub summary: Option<Summary>,
 }
 
 /// Median, minimum and maximum of a non-empty list.
@@ -218,6 +222,37 @@ fn human_bytes(b: usize) -> String {
     }
 }
 
+/// What each column of the terminal table means (in `ipfib bench --help`).
+pub const COLUMNS: &str = "\
+Columns of the table (the JSON has the same figures, field names in brackets):
+  engine          ipfib's engines, then the peers; `*`: timed on a prefix of the trace
+                  (--run-budget-ms), answers still checked on the whole trace
+  path            single: one lookup call per address; batch: one call per --chunk addresses
+  mode            throughput, latency or repeated (see --mode)
+  thr             threads looking up in the one shared engine [threads]
+  MLPS            million lookups per second, all threads together: the median of the
+                  rounds' medians [mlps]
+  rounds min-max  the slowest and the fastest round's median [mlps_min, mlps_max]
+  per round       each round's median, in round order [round_mlps]
+  ns/lookup       nanoseconds one thread spends per lookup; in latency mode the latency
+                  [ns_per_lookup]
+  vs planb        MLPS over planb's on the same path, mode and threads
+  build ms        time to build the engine from the route table [build_ms]
+  memory          bytes of the lookup structure, as the engine reports it [bytes]
+  B/prefix        memory per route of the table [bytes_per_prefix]
+  lines           cache lines an average lookup reads, by the engine's own model of its
+                  structure; `-` for engines without one [lines_per_lookup]
+  native          for DPDK: the lookup function it selected and its next-hop entry size
+                  (`4K`: on 4 KiB pages, not huge pages); `-` for the others [native]
+  checksum        FNV-1a-64 of the answers; equal for all engines of one mode [checksum]
+  cpu             the CPU numbers (as taskset and /proc/cpuinfo count them) that the timed
+                  lookups were seen running on at the end of each run: one number when the
+                  thread stayed put, several when it migrated (pin with taskset) [cpus_used]
+
+After the table, one line per mode, path and threads: the winner, its ratio to the runner-up,
+to the best peer (a comparator that is not ipfib's: prefix-trie, ip_network_table, DPDK's) and,
+when a peer wins, to ipfib's best, and the CPU's model name [summary].";
+
 /// The line that says what a group of rows measured.
 fn describe(r: &Row) -> String {
     format!(
@@ -238,7 +273,8 @@ fn describe(r: &Row) -> String {
 
 /// The terminal table: per table a line describing it, then one line per row, columns aligned,
 /// grouped by mode and threads, with each engine's speed relative to `planb` on the same path,
-/// mode and threads. MLPS is the median of the rounds' medians, `rounds min-max` their spread,
+/// mode and threads, then the table's summary lines (one per mode, path and threads, see
+/// [`summary::line`]). The columns are explained in [`COLUMNS`]. MLPS is the median of the rounds' medians, `rounds min-max` their spread,
 /// `per round` each round's median; `lines` the cache lines an average lookup reads by the
 /// engine's own model (`-` without one); `native` the lookup function a native comparator
 /// selected and its next-hop entry size.
@@ -334,10 +370,11 @@ pub fn render(rows: &[Row]) -> String {
     let mut out = String::new();
     let mut last_table = None;
     let mut last_group = None;
-    for (r, l) in rows.iter().zip(&lines[1..]) {
+    for (i, (r, l)) in rows.iter().zip(&lines[1..]).enumerate() {
         let table = (r.table.table.clone(), r.table.prefixes);
         if last_table.as_ref() != Some(&table) {
             if last_table.is_some() {
+                summaries(&mut out, &rows[..i], &table);
                 out.push('\n');
             }
             let _ = writeln!(out, "{}", describe(r));
@@ -352,6 +389,9 @@ pub fn render(rows: &[Row]) -> String {
         last_group = Some(group);
         let _ = writeln!(out, "{}", format_line(l));
     }
+    if let Some(table) = &last_table {
+        summaries(&mut out, rows, table);
+    }
     if sliced {
         let _ = writeln!(
             out,
@@ -360,6 +400,31 @@ pub fn render(rows: &[Row]) -> String {
         );
     }
     out
+}
+
+/// Appends the summary lines of the rows of `table` (file, prefixes), after a blank line, one
+/// per mode, path and threads in the order the rows have them.
+fn summaries(out: &mut String, rows: &[Row], table: &(String, usize)) {
+    let mut seen: Vec<&Summary> = Vec::new();
+    for r in rows {
+        if (&r.table.table, r.table.prefixes) != (&table.0, table.1) {
+            continue;
+        }
+        if let Some(s) = &r.summary {
+            if !seen
+                .iter()
+                .any(|o| (o.mode, o.path, o.threads) == (s.mode, s.path, s.threads))
+            {
+                seen.push(s);
+            }
+        }
+    }
+    if !seen.is_empty() {
+        out.push('\n');
+    }
+    for s in seen {
+        let _ = writeln!(out, "{}", summary::line(s));
+    }
 }
 
 /// Writes the rows as a pretty JSON array.

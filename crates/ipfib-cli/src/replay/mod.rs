@@ -84,8 +84,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     threads: u16,
 
-    /// Engine of the live table (any registered engine).
-    #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::parse)]
+    /// Engine of the live table.
+    #[arg(long, value_name = "ENGINE", default_value = "planb", value_parser = crate::engine_arg::Engines)]
     engine: &'static EngineInfo,
 
     /// Lookups per call: 1 = single lookups, more = batched (`lookup_batch_raw`).
