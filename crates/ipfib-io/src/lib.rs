@@ -137,15 +137,7 @@ impl FibFile {
 
 /// Opens `path` once (standard input for `-`) and reads it whole, as whatever its content is.
 pub fn read_fib(path: &Path, options: &LoadOptions) -> Result<FibFile, LoadError> {
-    let name = decompress::display_path(path);
-    if decompress::is_stdin(path) {
-        return read_stream(std::io::stdin(), &name, options);
-    }
-    let file = std::fs::File::open(path).map_err(|source| LoadError::Io {
-        path: name.clone(),
-        source,
-    })?;
-    read_stream(file, &name, options)
+    read_path(path, options, false)
 }
 
 /// [`read_fib`], except that a saved table in a regular file is mapped instead of read (no
@@ -157,6 +149,13 @@ pub fn read_fib(path: &Path, options: &LoadOptions) -> Result<FibFile, LoadError
 /// writes into it (a truncated page kills a lookup with `SIGBUS`; rewritten bytes are read
 /// unchecked). Replacing the file by renaming another over it is safe.
 pub unsafe fn read_fib_mapped(path: &Path, options: &LoadOptions) -> Result<FibFile, LoadError> {
+    read_path(path, options, true)
+}
+
+/// The one open of `path` behind [`read_fib`] and [`read_fib_mapped`]; with `map`, a saved
+/// table in a regular file is mapped (only `read_fib_mapped`, whose caller took on the
+/// mapping's contract, sets it).
+fn read_path(path: &Path, options: &LoadOptions, map: bool) -> Result<FibFile, LoadError> {
     use std::os::unix::fs::FileExt;
     let name = decompress::display_path(path);
     if decompress::is_stdin(path) {
@@ -167,12 +166,13 @@ pub unsafe fn read_fib_mapped(path: &Path, options: &LoadOptions) -> Result<FibF
         source,
     };
     let file = std::fs::File::open(path).map_err(io)?;
-    if file.metadata().map_err(io)?.is_file() {
+    if map && file.metadata().map_err(io)?.is_file() {
         let mut head = [0u8; 8];
         // A positioned read: the file offset stays at 0 for the stream read below.
         let got = file.read_at(&mut head, 0).map_err(io)?;
         if ipfib::saved::is_saved(&head[..got]) {
-            // SAFETY: the caller's contract, passed on.
+            // SAFETY: `map` is set only by `read_fib_mapped`, whose caller took on the
+            // mapping's contract.
             let fib = unsafe { Fib::map_file(&file, path) }.map_err(|source| LoadError::Saved {
                 path: name.clone(),
                 source,
