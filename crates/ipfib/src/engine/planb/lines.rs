@@ -7,7 +7,7 @@
 //! the rare fallback cell the cell's range, the lines its binary search probes and the answer.
 //!
 //! A trace is counted as a batch of raw next hops runs it: where the table has staged tables
-//! and the AVX-512 walk ([`super::staged`]), each block of [`BLOCK`](super::staged::BLOCK) addresses that the batch
+//! ([`super::staged`], on every backend), each block of [`BLOCK`](super::staged::BLOCK) addresses that the batch
 //! would stage reads the staged entry instead of the direct entry, its sub-table entry in a
 //! split chunk, and the tree only when neither answered. Single lookups and `Option` batches
 //! always walk.
@@ -16,7 +16,6 @@ use super::layout::{chunk_of, entry_line, Decoded, Family, Key, LEAF_ENTRY};
 use super::search::scalar::Scalar;
 use super::staged::{blocks, is_split, Staged, ANSWERED};
 use super::PlanB;
-use crate::engine::Backend;
 
 /// The lines one lookup reads, by part of the structure.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -97,10 +96,7 @@ impl<A: Family> PlanB<A> {
 
     /// The lines each lookup of `addrs` reads in a batch of raw next hops (module docs).
     fn batch_lines_touched<'a>(&'a self, addrs: &'a [A]) -> impl Iterator<Item = Touched> + 'a {
-        let staged = self
-            .staged
-            .as_ref()
-            .filter(|_| self.dispatch.backend() == Backend::Avx512);
+        let staged = self.staged.as_ref();
         let cut: Vec<_> = match staged {
             Some(_) => blocks(addrs.len()).collect(),
             None => Vec::new(),

@@ -73,17 +73,17 @@ pub const LANES: usize = 32;
 /// with `MULTI = true`: each lane carries its chunk's segment. `NARROW` is the table's leaf
 /// format (`layout`), a constant so that reading an answer never tests it.
 #[derive(Clone, Copy)]
-struct View<'t, A: Family, S, const MULTI: bool, const NARROW: bool> {
-    t: &'t PlanB<A>,
-    s: S,
+pub(super) struct View<'t, A: Family, S, const MULTI: bool, const NARROW: bool> {
+    pub(super) t: &'t PlanB<A>,
+    pub(super) s: S,
     /// Segment 0's lines.
-    home: &'t [<A::Key as Key>::Line],
+    pub(super) home: &'t [<A::Key as Key>::Line],
 }
 
 impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
     View<'t, A, S, MULTI, NARROW>
 {
-    fn new(t: &'t PlanB<A>, s: S) -> Self {
+    pub(super) fn new(t: &'t PlanB<A>, s: S) -> Self {
         View {
             t,
             s,
@@ -141,7 +141,7 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
 /// `v.t` satisfies the structure invariants, `seg` is a segment of it and `node` an inner node
 /// of that segment the walk reached.
 #[inline(always)]
-unsafe fn step<A: Family, S: Search, const M: bool, const N: bool>(
+pub(super) unsafe fn step<A: Family, S: Search, const M: bool, const N: bool>(
     v: View<'_, A, S, M, N>,
     seg: u32,
     node: u32,
@@ -185,7 +185,7 @@ unsafe fn entry_step<A: Family, S: Search, const M: bool, const N: bool>(
 /// `v.t` satisfies the structure invariants, `seg` is a segment of it and `node` a leaf of
 /// that segment the walk reached.
 #[inline(always)]
-unsafe fn finish<A: Family, S: Search, O: Output, const M: bool, const N: bool>(
+pub(super) unsafe fn finish<A: Family, S: Search, O: Output, const M: bool, const N: bool>(
     v: View<'_, A, S, M, N>,
     seg: u32,
     node: u32,
@@ -288,17 +288,17 @@ impl<A: Family> PlanB<A> {
 }
 
 /// The walk state of one group of `LANES` lookups as it moves through the pipeline.
-struct Group<K> {
+pub(super) struct Group<K> {
     /// Each lane's key bits.
-    x: [K; LANES],
+    pub(super) x: [K; LANES],
     /// Each lane's current node: its entry node, inner nodes, then its leaf.
-    node: [u32; LANES],
+    pub(super) node: [u32; LANES],
     /// Each lane's segment (always 0 in a one-segment walk).
     seg: [u32; LANES],
 }
 
 impl<K: Key> Group<K> {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Group {
             x: [K::default(); LANES],
             node: [0; LANES],
@@ -318,19 +318,9 @@ impl<K: Key> Group<K> {
 /// ahead by 1.16×.
 const INPUT_AHEAD: usize = 4;
 
-/// How many steps of 16 addresses ahead the staged walk's staging step asks for its input
-/// (as ordinary lines: 1 KiB ahead as non-temporal lines, the staging step waited on
-/// memory for most of its time on the third machine, where a line past 8 MiB takes 150 ns).
-/// In one process (`scripts/ab-planb.sh`, dfz10 uniform, 5–9 rounds, against 4 steps
-/// non-temporal): ordinary prefetches 4 steps ahead 1.51×, 8 steps 1.60×, 16 steps
-/// 1.64–1.72×, 32 steps 1.69×, 64 steps 1.66×; non-temporal ones 16 steps ahead 1.11×, 32
-/// steps 1.03×.
-#[cfg(target_arch = "x86_64")]
-const STAGE_AHEAD: usize = 16;
-
 /// Groups a pipelined batch keeps in flight at most: one per step of the deepest walk the
 /// batched path takes (depth 6) and one entering.
-const IN_FLIGHT: usize = 8;
+pub(super) const IN_FLIGHT: usize = 8;
 
 /// Pipeline stage 0: each lane's key bits, segment and entry node.
 ///
@@ -361,7 +351,7 @@ unsafe fn enter<A: Family, I: AddressInput<A>, S: Search, const M: bool, const N
 /// `v.t` satisfies the structure invariants, `DEPTH` is its depth, and every lane of `g` has
 /// taken exactly `level - 1` inner steps from its entry node.
 #[inline(always)]
-unsafe fn advance<A: Family, S: Search, const M: bool, const N: bool>(
+pub(super) unsafe fn advance<A: Family, S: Search, const M: bool, const N: bool>(
     v: View<'_, A, S, M, N>,
     g: &mut Group<A::Key>,
     from_entry: bool,
@@ -414,7 +404,7 @@ unsafe fn finish_group<
 
 /// The lanes of group `g` in a batch.
 #[inline(always)]
-fn lanes(g: usize) -> std::ops::Range<usize> {
+pub(super) fn lanes(g: usize) -> std::ops::Range<usize> {
     g * LANES..(g + 1) * LANES
 }
 
@@ -457,6 +447,7 @@ macro_rules! pipeline {
         }
     }};
 }
+pub(super) use pipeline;
 
 /// A batch of any length for trees of `DEPTH` steps (a constant, so the level loops unroll):
 /// full groups of `LANES` through the pipeline, then single lookups for the rest. In round
@@ -466,7 +457,7 @@ macro_rules! pipeline {
 /// # Safety
 /// `v.t` satisfies the structure invariants and `DEPTH == v.t.depth`.
 #[inline(always)]
-unsafe fn batch_of_depth<
+pub(super) unsafe fn batch_of_depth<
     A: Family,
     I: AddressInput<A>,
     S: Search,
@@ -578,515 +569,7 @@ unsafe fn batch_in<
 #[cfg(target_arch = "x86_64")]
 pub mod x86 {
     use super::super::search::{avx2::Avx2, avx512::Avx512};
-    use super::super::staged::{
-        blocks, sample, Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, ENTER_LEAF,
-        ENTER_NEAR, ENTRY_NODE, SPLIT, SUB_BASE, SUB_SHIFT_AT,
-    };
     use super::*;
-
-    /// The staged batch ([`super::super::staged`]) of IPv6 addresses into next hops, with
-    /// AVX-512 enabled: each block ([`blocks`]: [`BLOCK`] addresses, the last one maybe fewer)
-    /// whose sample says the staged tables answer enough of them is split into answered lanes
-    /// (written at once) and walk lanes (packed, then walked by the pipeline); runs of other
-    /// blocks take the uniform walk.
-    ///
-    /// `SWAP`: the addresses are network-order bytes, each byte-reversed once loaded.
-    ///
-    /// # Safety
-    /// `t` satisfies the structure invariants, has one segment and depth 3 or more, and
-    /// `staged` are its staged tables (the token proves the CPU features); `I` is a
-    /// `u128` (`SWAP` false) or its network-order bytes (`SWAP` true), and the batch is
-    /// shorter than 2^32.
-    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    pub unsafe fn staged_avx512<I: AddressInput<u128>, const SWAP: bool>(
-        t: &PlanB<u128>,
-        s: Avx512,
-        staged: &Staged,
-        addrs: &[I],
-        out: &mut [NextHop],
-        miss: NextHop,
-    ) {
-        // SAFETY: caller's contract; the depth passed is the table's own.
-        unsafe {
-            match (t.narrow, t.depth) {
-                (false, 3) => staged_walk::<I, SWAP, false, 3>(t, s, staged, addrs, out, miss),
-                (false, 4) => staged_walk::<I, SWAP, false, 4>(t, s, staged, addrs, out, miss),
-                (false, 5) => staged_walk::<I, SWAP, false, 5>(t, s, staged, addrs, out, miss),
-                (false, 6) => staged_walk::<I, SWAP, false, 6>(t, s, staged, addrs, out, miss),
-                (true, 3) => staged_walk::<I, SWAP, true, 3>(t, s, staged, addrs, out, miss),
-                (true, 4) => staged_walk::<I, SWAP, true, 4>(t, s, staged, addrs, out, miss),
-                (true, 5) => staged_walk::<I, SWAP, true, 5>(t, s, staged, addrs, out, miss),
-                (true, 6) => staged_walk::<I, SWAP, true, 6>(t, s, staged, addrs, out, miss),
-                _ => batch(t, s, addrs, out, miss),
-            }
-        }
-    }
-
-    /// [`staged_avx512`] for leaf format `N` and depth `DEPTH`.
-    ///
-    /// # Safety
-    /// As for [`staged_avx512`].
-    #[inline(always)]
-    unsafe fn staged_walk<
-        I: AddressInput<u128>,
-        const SWAP: bool,
-        const N: bool,
-        const DEPTH: usize,
-    >(
-        t: &PlanB<u128>,
-        s: Avx512,
-        staged: &Staged,
-        addrs: &[I],
-        out: &mut [NextHop],
-        miss: NextHop,
-    ) {
-        let v = View::<u128, Avx512, false, N>::new(t, s);
-        let n = addrs.len().min(out.len());
-        // The thread's classes, made on its first staged block and kept for its next batches
-        // (`PACKED_LANES`).
-        let mut packed: Option<Box<Classes>> = None;
-        // The start of the run of blocks not staged yet: they take the uniform walk together,
-        // so a trace that never stages pays one sample per block and nothing else.
-        let mut run = 0;
-        let mut blocks = blocks(n).peekable();
-        while let Some(block) = blocks.next() {
-            // The next block's sample, asked for now: read cold, its eight lines were a wait
-            // in front of every block.
-            if let Some(next) = blocks.peek() {
-                for a in sample(&addrs[next.clone()]) {
-                    s.prefetch(a);
-                }
-            }
-            if staged.stages(&addrs[block.clone()], |a| a.address().coarse()) {
-                // SAFETY: caller's contract, as above; `DEPTH` is the table's depth.
-                unsafe {
-                    batch_of_depth::<u128, I, Avx512, NextHop, false, N, DEPTH>(
-                        v,
-                        &addrs[run..block.start],
-                        &mut out[run..block.start],
-                        miss,
-                    );
-                    let classes = &mut **packed
-                        .get_or_insert_with(|| PACKED_LANES.take().unwrap_or_else(classes));
-                    staged_block::<I, SWAP, N, DEPTH>(
-                        v,
-                        staged,
-                        addrs,
-                        block.clone(),
-                        out,
-                        miss,
-                        classes,
-                    );
-                }
-                run = block.end;
-            }
-        }
-        // SAFETY: as above.
-        unsafe {
-            batch_of_depth::<u128, I, Avx512, NextHop, false, N, DEPTH>(
-                v,
-                &addrs[run..n],
-                &mut out[run..n],
-                miss,
-            );
-            if let Some(classes) = packed.as_deref_mut() {
-                walk_rests::<I, N, DEPTH>(v, classes, addrs, out, miss);
-            }
-        };
-        if packed.is_some() {
-            PACKED_LANES.set(packed);
-        }
-    }
-
-    std::thread_local! {
-        /// Each thread's packed walk lanes between batches (empty: every lane is walked by
-        /// the end of a batch). Made anew on each call, they were zeroed for every batch that
-        /// staged a block: with blocks of 1,024 and batches of 4,096 addresses (`ipfib
-        /// bench`'s default) that was 10 bytes written per address (41 KiB per batch; about 150
-        /// KiB now that blocks are 4,096), and pushed the table's lines out of L1.
-        static PACKED_LANES: std::cell::Cell<Option<Box<Classes>>> =
-            const { std::cell::Cell::new(None) };
-    }
-
-    /// One staged block, the one at `at` ([`stage`], then each class's full groups through
-    /// [`walk_packed`]). Out of line, as is [`walk_rests`], so that the uniform walk the
-    /// caller inlines for blocks not staged is compiled as it would be alone, whatever the
-    /// staged code around it (a call per 1,024 addresses costs nothing measurable).
-    ///
-    /// # Safety
-    /// As for [`stage`] and [`walk_packed`], with `v` the view of a table of depth `DEPTH`.
-    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    #[inline(never)]
-    unsafe fn staged_block<
-        I: AddressInput<u128>,
-        const SWAP: bool,
-        const N: bool,
-        const DEPTH: usize,
-    >(
-        v: View<'_, u128, Avx512, false, N>,
-        staged: &Staged,
-        addrs: &[I],
-        block: std::ops::Range<usize>,
-        out: &mut [NextHop],
-        miss: NextHop,
-        classes: &mut Classes,
-    ) {
-        // SAFETY: caller's contract.
-        unsafe {
-            stage::<I, SWAP>(v.s, staged, addrs, block, out, miss, &mut classes.packed);
-            let [root, mid, near, leaf] = &mut classes.packed;
-            let states = &mut classes.states;
-            walk_packed::<I, N, DEPTH, false>(v, root, states, addrs, out, miss);
-            walk_packed::<I, N, 3, true>(v, mid, states, addrs, out, miss);
-            walk_packed::<I, N, 2, true>(v, near, states, addrs, out, miss);
-            walk_packed::<I, N, 1, true>(v, leaf, states, addrs, out, miss);
-        }
-    }
-
-    /// The lanes each class holds at the end of a batch ([`walk_rest`]).
-    ///
-    /// # Safety
-    /// As for [`walk_rest`], with `v` the view of a table of depth `DEPTH`.
-    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    #[inline(never)]
-    unsafe fn walk_rests<I: AddressInput<u128>, const N: bool, const DEPTH: usize>(
-        v: View<'_, u128, Avx512, false, N>,
-        classes: &mut Classes,
-        addrs: &[I],
-        out: &mut [NextHop],
-        miss: NextHop,
-    ) {
-        let [root, mid, near, leaf] = &mut classes.packed;
-        // SAFETY: caller's contract.
-        unsafe {
-            walk_rest::<I, N, DEPTH>(v, root, addrs, out, miss);
-            walk_rest::<I, N, 3>(v, mid, addrs, out, miss);
-            walk_rest::<I, N, 2>(v, near, addrs, out, miss);
-            walk_rest::<I, N, 1>(v, leaf, addrs, out, miss);
-        }
-    }
-
-    /// Slots of a [`Packed`]: fewer than [`LANES`] lanes carried over from earlier blocks, a
-    /// block's, and the 16 that a compressed store writes past the last.
-    const PACKED: usize = LANES + BLOCK + 16;
-
-    /// Walk lanes, packed: key bits, entry node and position in the batch. A block's lanes are
-    /// appended, the full groups walked, and the rest (fewer than [`LANES`]) carried to the
-    /// next block's, so a lane walks alone only at the end of a batch.
-    struct Packed {
-        x: [u32; PACKED],
-        node: [u32; PACKED],
-        at: [u32; PACKED],
-        len: usize,
-    }
-
-    impl Packed {
-        fn new() -> Self {
-            Packed {
-                x: [0; PACKED],
-                node: [0; PACKED],
-                at: [0; PACKED],
-                len: 0,
-            }
-        }
-    }
-
-    /// The walk lanes of a block by where they enter: a chunk's entry node (`root`), the
-    /// inner node two above their leaf (`mid`, [`ENTER_MID`]), the one above their leaf
-    /// (`near`, [`ENTER_NEAR`]), their leaf (`leaf`, [`ENTER_LEAF`]).
-    ///
-    /// [`ENTER_MID`]: super::super::staged::ENTER_MID
-    struct Classes {
-        packed: [Packed; 4],
-        /// The pipeline's groups, for each class's walk in turn (made once, like the rest).
-        states: [Group<u32>; IN_FLIGHT],
-    }
-
-    /// Empty classes, on the heap (about 200 KiB; a block fills at most 48 KiB of them).
-    fn classes() -> Box<Classes> {
-        Box::new(Classes {
-            packed: std::array::from_fn(|_| Packed::new()),
-            states: std::array::from_fn(|_| Group::new()),
-        })
-    }
-
-    /// Splits `block` (a multiple of 16 addresses, at most [`BLOCK`]): every lane's answer from the staged
-    /// tables goes to `out` (walk lanes get theirs later), and the walk lanes are appended to
-    /// their class in `classes` (by the node they enter at), sixteen addresses per step: their
-    /// top 64 bits gathered, chunk and key bits cut out, the entries gathered (and, for lanes
-    /// in split chunks, their sub-table entries), and the walk lanes compressed.
-    ///
-    /// # Safety
-    /// `block` is as above and inside `addrs` and `out`, `staged` were made by
-    /// [`Staged::of`] or [`Staged::with_splits`], each class holds fewer than [`LANES`]
-    /// lanes, and the CPU has AVX-512F (the token).
-    #[inline(always)]
-    unsafe fn stage<I: AddressInput<u128>, const SWAP: bool>(
-        s: Avx512,
-        staged: &Staged,
-        addrs: &[I],
-        block: std::ops::Range<usize>,
-        out: &mut [NextHop],
-        miss: NextHop,
-        classes: &mut [Packed; 4],
-    ) {
-        use std::arch::x86_64::*;
-        const STEP: usize = 16;
-        let start = block.start;
-        let steps = block.len() / STEP;
-        debug_assert!(block.end <= addrs.len().min(out.len()));
-        debug_assert!(block.len().is_multiple_of(STEP) && block.len() <= BLOCK && steps > 0);
-        // SAFETY: every load reads 16 addresses of the block and every store writes 16 lanes
-        // of `out` in the block, or 16 slots of a class from its `len`: a class holds fewer
-        // than `LANES` lanes before the block (`walk_packed` leaves them) and a step adds at
-        // most 16, so before step `j` `len < LANES + 16 j` and the store ends inside
-        // `PACKED`. Gather indices are chunk numbers (the top 16 bits), below 2^16 =
-        // `entries.len()`, and for split lanes a sub-table's first index plus the key shifted
-        // down to the sub-table's width, inside `sub` (as `Staged::of` and
-        // `Staged::with_splits` make them). Positions are below the batch length, which fits
-        // 32 bits (`staged::batch`). The CPU has AVX-512F (caller).
-        unsafe {
-            let high_halves = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
-            let lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-            let answered = _mm512_set1_epi32(ANSWERED as i32);
-            let no_route = _mm512_set1_epi32(ANSWERED_MISS as i32);
-            let hop = _mm512_set1_epi32(ANSWERED_HOP as i32);
-            let missing = _mm512_set1_epi32(miss as i32);
-            let kind = _mm512_set1_epi32((ANSWERED | SPLIT) as i32);
-            let split = _mm512_set1_epi32(SPLIT as i32);
-            let sub_base = _mm512_set1_epi32(SUB_BASE as i32);
-            let shift_bits = _mm512_set1_epi32(31);
-            let enter_leaf = _mm512_set1_epi32(ENTER_LEAF as i32);
-            let enter_near = _mm512_set1_epi32(ENTER_NEAR as i32);
-            let entry_node = _mm512_set1_epi32(ENTRY_NODE as i32);
-            let (entries, sub) = (&staged.entries, &staged.sub);
-            const {
-                assert!(
-                    std::mem::size_of::<I>() == 16,
-                    "an IPv6 address or its bytes"
-                )
-            };
-            // Reverses the bytes of each 128-bit lane: network order to the CPU's.
-            let reverse = _mm512_broadcast_i32x4(_mm_set_epi8(
-                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-            ));
-            let load = |p: *const __m512i| {
-                let a = _mm512_loadu_si512(p);
-                if SWAP {
-                    _mm512_shuffle_epi8(a, reverse)
-                } else {
-                    a
-                }
-            };
-            let input = addrs.as_ptr().add(start).cast::<__m512i>();
-            let mut len = classes.each_ref().map(|p| p.len);
-            // Step `j`'s key bits and direct entries, and then for lanes in split chunks their
-            // sub-table entries. Macros, not closures: a closure this size is not inlined, and
-            // out of line it is compiled without AVX-512 (the batch ran at a third of its
-            // speed).
-            macro_rules! direct_of {
-                ($j:expr) => {{
-                    let j: usize = $j;
-                    let ahead = start + (j + STAGE_AHEAD) * STEP;
-                    if let Some(ahead) = addrs.get(ahead..ahead + STEP) {
-                        s.prefetch_input::<_, false>(ahead);
-                    }
-                    // Four addresses per register, each its low then its high 64 bits.
-                    let a0 = load(input.add(4 * j));
-                    let a1 = load(input.add(4 * j + 1));
-                    let a2 = load(input.add(4 * j + 2));
-                    let a3 = load(input.add(4 * j + 3));
-                    let h0 = _mm512_permutex2var_epi64(a0, high_halves, a1);
-                    let h1 = _mm512_permutex2var_epi64(a2, high_halves, a3);
-                    // Key bits 16..48 and chunk bits 0..16 of each address.
-                    let key = _mm512_inserti64x4::<1>(
-                        _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64::<16>(h0))),
-                        _mm512_cvtepi64_epi32(_mm512_srli_epi64::<16>(h1)),
-                    );
-                    let chunk = _mm512_inserti64x4::<1>(
-                        _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64::<48>(h0))),
-                        _mm512_cvtepi64_epi32(_mm512_srli_epi64::<48>(h1)),
-                    );
-                    (
-                        key,
-                        _mm512_i32gather_epi32::<4>(chunk, entries.as_ptr().cast()),
-                    )
-                }};
-            }
-            macro_rules! sub_of {
-                ($key:expr, $entry:expr) => {{
-                    let (key, entry) = ($key, $entry);
-                    let splits = _mm512_cmpeq_epi32_mask(_mm512_and_si512(entry, kind), split);
-                    if splits == 0 {
-                        entry
-                    } else {
-                        let shift = _mm512_and_si512(
-                            _mm512_srli_epi32::<{ SUB_SHIFT_AT }>(entry),
-                            shift_bits,
-                        );
-                        let block = _mm512_add_epi32(
-                            _mm512_and_si512(entry, sub_base),
-                            _mm512_srlv_epi32(key, shift),
-                        );
-                        _mm512_mask_i32gather_epi32::<4>(entry, splits, block, sub.as_ptr().cast())
-                    }
-                }};
-            }
-            // Software-pipelined: step `j + 2`'s direct entries and step `j + 1`'s sub-table
-            // entries are asked for before step `j`'s lanes are stored and packed, so each
-            // gather has a step's work to hide behind, and the sub-table gather no longer waits
-            // on the direct gather just issued.
-            let first = direct_of!(0);
-            let mut next = (first.0, sub_of!(first.0, first.1));
-            let mut after = if steps > 1 { direct_of!(1) } else { first };
-            for j in 0..steps {
-                let (key, entry) = next;
-                if j + 1 < steps {
-                    let ahead = after;
-                    if j + 2 < steps {
-                        after = direct_of!(j + 2);
-                    }
-                    next = (ahead.0, sub_of!(ahead.0, ahead.1));
-                }
-                let walk = _mm512_testn_epi32_mask(entry, answered);
-                let none = _mm512_test_epi32_mask(entry, no_route);
-                let answer = _mm512_mask_blend_epi32(none, _mm512_and_si512(entry, hop), missing);
-                _mm512_storeu_si512(out.as_mut_ptr().add(start + STEP * j).cast(), answer);
-                let at = _mm512_add_epi32(lane, _mm512_set1_epi32((start + STEP * j) as i32));
-                // No walk lane among the sixteen: nothing to pack (most steps of a trace the
-                // staged tables answer).
-                if walk == 0 {
-                    continue;
-                }
-                let leaf = _mm512_mask_test_epi32_mask(walk, entry, enter_leaf);
-                let near = _mm512_mask_test_epi32_mask(walk, entry, enter_near);
-                let node = _mm512_and_si512(entry, entry_node);
-                // `ENTER_MID` is both marks.
-                let masks = [
-                    walk & !(leaf | near),
-                    leaf & near,
-                    near & !leaf,
-                    leaf & !near,
-                ];
-                // Only the first class when no lane enters deeper (a branch as predictable as
-                // the trace: a table's sub-tables mostly answer, or mostly name nodes).
-                let classes_used = if (leaf | near) == 0 { 1 } else { 4 };
-                for ((p, len), mask) in classes
-                    .iter_mut()
-                    .zip(&mut len)
-                    .zip(masks)
-                    .take(classes_used)
-                {
-                    let slots = [
-                        (p.x.as_mut_ptr(), key),
-                        (p.node.as_mut_ptr(), node),
-                        (p.at.as_mut_ptr(), at),
-                    ];
-                    for (base, values) in slots {
-                        // Compressed in a register and stored whole: a compress straight to
-                        // memory is microcoded on some CPUs.
-                        _mm512_storeu_si512(
-                            base.add(*len).cast(),
-                            _mm512_maskz_compress_epi32(mask, values),
-                        );
-                    }
-                    *len += mask.count_ones() as usize;
-                }
-            }
-            for (p, len) in classes.iter_mut().zip(len) {
-                p.len = len;
-            }
-        }
-    }
-
-    /// The full groups of [`LANES`] of one class's packed walk lanes through the pipeline,
-    /// each `SEARCHES` searches from its packed node (the table's depth from an entry node,
-    /// fewer from a node a sub-table named), each answer written at its lane's position; the
-    /// rest are moved to the front of `p`, for the next block or [`walk_rest`].
-    ///
-    /// `DEEP`: the nodes are deeper than entry nodes, and not likely in L1 as the few entry
-    /// nodes are, so a group asks for its nodes' lines as it enters.
-    ///
-    /// # Safety
-    /// As for [`staged_avx512`]; `p` was filled by [`stage`] from `addrs`, and each of its
-    /// nodes is `SEARCHES` searches from its leaf.
-    #[inline(always)]
-    unsafe fn walk_packed<
-        I: AddressInput<u128>,
-        const N: bool,
-        const SEARCHES: usize,
-        const DEEP: bool,
-    >(
-        v: View<'_, u128, Avx512, false, N>,
-        p: &mut Packed,
-        states: &mut [Group<u32>; IN_FLIGHT],
-        addrs: &[I],
-        out: &mut [NextHop],
-        miss: NextHop,
-    ) {
-        let groups = p.len / LANES;
-        // `pipeline` has each group enter, take its `SEARCHES - 1` inner steps in order one
-        // round apart, then search its leaves, as `advance` and `finish` require.
-        pipeline!(groups, SEARCHES, states,
-            enter(round, g) {
-                g.x.copy_from_slice(&p.x[lanes(round)]);
-                g.node.copy_from_slice(&p.node[lanes(round)]);
-                if DEEP {
-                    for &node in &g.node {
-                        // SAFETY: the packed nodes are lines of the table (`stage`).
-                        unsafe { v.s.prefetch(v.s.at(v.home, node as usize)) };
-                    }
-                }
-            }
-            step(g) {
-                // SAFETY: the packed nodes are nodes of the table, each `SEARCHES` searches
-                // from its leaf, and the group has taken the steps before this one.
-                unsafe { advance(v, g, false) }
-            }
-            finish(group, g) {
-                for (i, &at) in p.at[lanes(group)].iter().enumerate() {
-                    let at = at as usize;
-                    // SAFETY: the group is at its leaves; the positions in `p.at` are
-                    // positions of this batch's blocks, inside `addrs` and `out` (`stage`).
-                    unsafe {
-                        let addr = v.s.at(addrs, at).address();
-                        *v.s.at_mut(out, at) = finish(v, 0, g.node[i], g.x[i], addr, miss);
-                    }
-                }
-            }
-        );
-        let walked = groups * LANES;
-        p.x.copy_within(walked..p.len, 0);
-        p.node.copy_within(walked..p.len, 0);
-        p.at.copy_within(walked..p.len, 0);
-        p.len -= walked;
-    }
-
-    /// The lanes [`walk_packed`] left in `p` (fewer than a group), one at a time: the end of
-    /// a batch.
-    ///
-    /// # Safety
-    /// As for [`walk_packed`].
-    #[inline(always)]
-    unsafe fn walk_rest<I: AddressInput<u128>, const N: bool, const SEARCHES: usize>(
-        v: View<'_, u128, Avx512, false, N>,
-        p: &mut Packed,
-        addrs: &[I],
-        out: &mut [NextHop],
-        miss: NextHop,
-    ) {
-        for i in 0..p.len {
-            let (x, mut node, at) = (p.x[i], p.node[i], p.at[i] as usize);
-            // SAFETY: as for `walk_packed`.
-            unsafe {
-                for _ in 1..SEARCHES {
-                    node = step(v, 0, node, x);
-                }
-                out[at] = finish(v, 0, node, x, addrs[at].address(), miss);
-            }
-        }
-        p.len = 0;
-    }
 
     /// Batched walk with AVX-512 enabled.
     ///

@@ -464,7 +464,7 @@ pub(super) fn sub_tables<A: Family>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{random_addresses, table, wide_routes_in_2006, without_avx512};
+    use super::super::tests::{random_addresses, table, wide_routes_in_2006};
     use super::super::{answered_entries, is_split, sub_budget, Staged};
     use super::*;
     use crate::engine::{Build, BuildOptions};
@@ -475,9 +475,6 @@ mod tests {
     /// a leaf block: never an answered block, since every key ends a range.
     #[test]
     fn blocks_keys_split_are_never_answered() {
-        if without_avx512("staged tables are made only where AVX-512 runs them") {
-            return;
-        }
         let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
         let entries = answered_entries(&planb);
         let mut split_seen = 0;
@@ -654,9 +651,6 @@ mod tests {
 
     #[test]
     fn sub_tables_stay_within_their_budget() {
-        if without_avx512("staged tables are made only where AVX-512 runs them") {
-            return;
-        }
         let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
         let direct = answered_entries(&planb);
         for budget in [0, 3, 4, 16, 100, 1 << 12] {

@@ -5,9 +5,9 @@
 //! table's uniform trace) walks five levels of padding nodes to learn what the direct table
 //! could have said. Sorting lanes by chunk depth lost three times (BENCHMARKS.md, design
 //! table: the scalar re-staging cost more than the L1-resident lines it saved). Two classes
-//! staged with AVX-512 compress instructions is cheap enough: a block of addresses is split
-//! once into "answered" lanes, written at once, and "walk" lanes, packed and walked by the
-//! usual pipeline.
+//! are cheap enough: a block of addresses is split once into "answered" lanes, written at
+//! once, and "walk" lanes, packed and walked by the usual pipeline ([`kernel`], written once
+//! for every backend; each backend brings its own staging step).
 //!
 //! The staged batch reads a [`Staged`] table: a copy of the direct table in which each
 //! answered chunk's entry is replaced by its answer ([`ANSWERED`], [`ANSWERED_MISS`] and a
@@ -42,14 +42,16 @@ use choice::{split, sub_tables, Candidate};
 
 use super::layout::{Decoded, Family, Key, DIRECT_BITS};
 use super::search::scalar::Scalar;
+use super::search::Dispatch;
 use super::PlanB;
-use crate::addr::AddressInput;
-#[cfg(target_arch = "x86_64")]
-use crate::addr::InputLayout;
-use crate::engine::Backend;
+use crate::addr::{AddressInput, InputLayout};
 use crate::route_table::NextHop;
+use kernel::Kernel;
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod choice;
+mod kernel;
 
 /// Marks an entry of [`Staged`] that is an answer, not an entry node.
 pub const ANSWERED: u32 = 1 << 31;
@@ -85,7 +87,7 @@ const KEY_BITS: u32 = 32;
 /// most, one chunk's whole budget.
 const SUB_WIDTHS: std::ops::RangeInclusive<u32> = 2..=14;
 
-/// Table depths the staged walk is compiled for (`walk::x86::staged_avx512`): a walk of one
+/// Table depths the staged walk is compiled for (`kernel`): a walk of one
 /// inner level or none gains nothing from staging, and seven levels need more than 2^32 lines.
 pub const STAGED_DEPTHS: std::ops::RangeInclusive<usize> = 3..=6;
 
@@ -168,11 +170,13 @@ pub struct Staged {
 
 impl Staged {
     /// The staged tables of `t`, or `None` where the staged walk does not run (see the module
-    /// docs; also on CPUs without AVX-512, for depths the staged walk is not compiled for, and
-    /// for tables of more than 2^28 lines, whose entries could not be told from answers,
-    /// split entries and the classes of walk entries).
+    /// docs; also for depths the staged walk is not compiled for, and for tables of more than
+    /// 2^28 lines, whose entries could not be told from answers, split entries and the
+    /// classes of walk entries). They depend on the structure alone, not on the backend or
+    /// the CPU: every backend runs the staged walk, so a table has the same bytes, `stats` and
+    /// saved file wherever it is built.
     pub fn of<A: Family>(t: &PlanB<A>) -> Option<Staged> {
-        if !runs_staged(t) {
+        if !stages_structure(t) {
             return None;
         }
         let mut entries = answered_entries(t);
@@ -189,7 +193,7 @@ impl Staged {
     /// the staged walk does not run (`splits` is checked the same).
     pub fn with_splits<A: Family>(t: &PlanB<A>, splits: &[u32]) -> Result<Option<Staged>, String> {
         let chosen = checked_splits(t, splits)?;
-        if !runs_staged(t) {
+        if !stages_structure(t) {
             return Ok(None);
         }
         let mut entries = answered_entries(t);
@@ -203,8 +207,7 @@ impl Staged {
     /// The choice of sub-tables [`Staged::of`] makes for `t` (as [`Staged::splits`] gives
     /// it), on any CPU: `None` only where the structure does not take the staged walk (the
     /// family, the depth, several segments). A saved table holds it whenever the structure
-    /// could be staged, so that the file does not depend on whether the CPU that wrote it
-    /// runs AVX-512, and an open on one that does makes the sub-tables without choosing.
+    /// could be staged, and an open makes the sub-tables without choosing.
     pub fn choice<A: Family>(t: &PlanB<A>) -> Option<Vec<u32>> {
         if let Some(staged) = &t.staged {
             return Some(staged.splits());
@@ -345,12 +348,6 @@ fn split_pairs(entries: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-/// Whether `t` gets staged tables (see [`Staged::of`]): its structure takes them and this
-/// CPU runs the staged walk.
-fn runs_staged<A: Family>(t: &PlanB<A>) -> bool {
-    Backend::Avx512.is_available() && stages_structure(t)
-}
-
 /// Whether `t`'s structure takes staged tables, whatever the CPU: an IPv6 table of a depth
 /// the staged walk is compiled for, in one segment, whose entries have room for the marks.
 fn stages_structure<A: Family>(t: &PlanB<A>) -> bool {
@@ -456,11 +453,11 @@ fn answered(decoded: Decoded) -> Option<u32> {
     }
 }
 
-/// The staged batch of `addrs` into `out`, if `t` has a staged direct table, its backend a
-/// staged walk (AVX-512) and the addresses a layout it loads (`InputLayout`: the integers
-/// or their network-order bytes); false, with nothing written, otherwise. Batches of 2^32
-/// addresses or more take the uniform walk: the staged one keeps lane positions in 32 bits.
-#[cfg(target_arch = "x86_64")]
+/// The staged batch of `addrs` into `out`, if `t` has staged tables and the addresses a
+/// layout the staging steps load (`InputLayout`: the integers or their network-order bytes);
+/// false, with nothing written, otherwise. Batches of 2^32 addresses or more take the uniform
+/// walk: the staged one keeps lane positions in 32 bits. The one place that picks a staged
+/// kernel: the table's backend ([`Kernel`]).
 pub fn batch<I: AddressInput<u128>>(
     t: &PlanB<u128>,
     addrs: &[I],
@@ -470,37 +467,46 @@ pub fn batch<I: AddressInput<u128>>(
     let Some(staged) = t.staged.as_ref() else {
         return false;
     };
-    let super::search::Dispatch::Avx512(token) = t.dispatch else {
-        return false;
-    };
     if u32::try_from(addrs.len()).is_err() {
         return false;
     }
-    use super::walk::x86::staged_avx512;
-    // SAFETY: the token proves the CPU features; `t` satisfies the structure invariants and
-    // has staged tables only when it has one segment and depth 3 or more (`runs_staged`),
-    // and `staged` are its tables; the layout says what `I` is; positions fit 32 bits.
+    // SAFETY: `t` satisfies the structure invariants and has staged tables only when it has
+    // one segment and a depth of `STAGED_DEPTHS` (`stages_structure`), and `staged` are its
+    // tables; the layout says what `I` is; positions fit 32 bits; each token proves its CPU
+    // features.
+    unsafe {
+        match t.dispatch {
+            #[cfg(target_arch = "x86_64")]
+            Dispatch::Avx512(s) => run(t, s, staged, addrs, out, miss),
+            #[cfg(target_arch = "x86_64")]
+            Dispatch::Avx2(s) => run(t, s, staged, addrs, out, miss),
+            Dispatch::Scalar(s) => run(t, s, staged, addrs, out, miss),
+        }
+    }
+}
+
+/// [`Kernel::walk`] for the layout of `I`; false for a layout it does not load.
+///
+/// # Safety
+/// As for [`Kernel::walk`], whatever `I` is.
+#[inline(always)]
+unsafe fn run<S: Kernel, I: AddressInput<u128>>(
+    t: &PlanB<u128>,
+    s: S,
+    staged: &Staged,
+    addrs: &[I],
+    out: &mut [NextHop],
+    miss: NextHop,
+) -> bool {
+    // SAFETY: caller's contract, with `SWAP` as the layout says.
     unsafe {
         match I::LAYOUT {
-            InputLayout::Native => staged_avx512::<I, false>(t, token, staged, addrs, out, miss),
-            InputLayout::NetworkOrder => {
-                staged_avx512::<I, true>(t, token, staged, addrs, out, miss)
-            }
+            InputLayout::Native => S::walk::<I, false>(t, s, staged, addrs, out, miss),
+            InputLayout::NetworkOrder => S::walk::<I, true>(t, s, staged, addrs, out, miss),
             _ => return false,
         }
     }
     true
-}
-
-/// No staged walk off x86-64.
-#[cfg(not(target_arch = "x86_64"))]
-pub fn batch<I: AddressInput<u128>>(
-    _t: &PlanB<u128>,
-    _addrs: &[I],
-    _out: &mut [NextHop],
-    _miss: NextHop,
-) -> bool {
-    false
 }
 
 #[cfg(test)]
@@ -556,16 +562,6 @@ mod tests {
             .chain([(Prefix::covering(0x2006u128 << 112, 16), 19)])
     }
 
-    /// True (after saying what is skipped) when this CPU lacks AVX-512, so that a test of the
-    /// staged tables, which exist only where it runs, returns early.
-    pub(super) fn without_avx512(what: &str) -> bool {
-        let lacks = !Backend::Avx512.is_available();
-        if lacks {
-            eprintln!("skipped: {what}; this CPU lacks AVX-512");
-        }
-        lacks
-    }
-
     /// Seeded pseudo-random IPv6 addresses (xorshift64, two draws an address).
     pub(super) fn random_addresses(mut state: u64) -> impl FnMut() -> u128 {
         let mut next = move || {
@@ -600,9 +596,6 @@ mod tests {
 
     #[test]
     fn answered_entries_are_what_every_address_of_the_chunk_gets() {
-        if without_avx512("staged tables are made only where AVX-512 runs them") {
-            return;
-        }
         for wide in [false, true] {
             answered_entries_in(wide);
         }
@@ -761,11 +754,7 @@ mod tests {
 
     #[test]
     fn lines_model_follows_the_staged_batch() {
-        if without_avx512("staged tables are made only where AVX-512 runs them") {
-            return;
-        }
-        let planb =
-            PlanB::build(&table(false), &BuildOptions::with_backend(Backend::Avx512)).unwrap();
+        let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
         let staged = planb.staged.as_ref().unwrap();
         let mut state = 0x2545_f491_4f6c_dd1du64;
         // Random addresses (nearly all in answered chunks), addresses in 2001::/16, where the
@@ -840,10 +829,12 @@ mod tests {
             planb.lines_per_lookup(short),
             Some(walked as f64 / short.len() as f64)
         );
-        // Another backend never stages.
-        let mut avx2 = planb.clone();
-        if avx2.set_backend(Backend::Avx2).is_ok() {
-            assert_eq!(avx2.lines_by_step(&addrs)[0], ("direct".to_string(), 1.0));
+        // Every backend stages the same blocks: the model does not depend on the backend.
+        let model = planb.lines_by_step(&addrs);
+        for backend in Backend::available() {
+            let mut other = planb.clone();
+            other.set_backend(backend).unwrap();
+            assert_eq!(other.lines_by_step(&addrs), model, "{backend}");
         }
     }
 
@@ -851,11 +842,8 @@ mod tests {
     /// the same staged tables from that choice as a build makes by choosing.
     #[test]
     fn the_choice_of_sub_tables_is_saved_and_made_again() {
-        if without_avx512("staged tables are made only where AVX-512 runs them") {
-            return;
-        }
         let reread = |planb: &PlanB<u128>| {
-            let back = super::super::saved::reread(planb, None, Backend::Avx512).unwrap();
+            let back = super::super::saved::reread(planb, None, Backend::Scalar).unwrap();
             back.staged.unwrap()
         };
         for wide in [false, true] {
@@ -874,11 +862,11 @@ mod tests {
             assert_eq!(back.sub, staged.sub);
             // A file without the choice (written before `SPLITS` existed) chooses at open.
             let chosen =
-                super::super::saved::reread_without_splits(&planb, Backend::Avx512).unwrap();
+                super::super::saved::reread_without_splits(&planb, Backend::Scalar).unwrap();
             let chosen = chosen.staged.unwrap();
             assert_eq!(chosen.entries, staged.entries);
             assert_eq!(chosen.sub, staged.sub);
-            // Without staged tables (as where AVX-512 does not run) the file is the same: the
+            // Without staged tables (as in a table rebuilt in part) the file is the same: the
             // choice is made from the structure.
             let file = |planb: &PlanB<u128>| {
                 super::super::saved::file_bytes(planb, None, Staged::choice(planb))
@@ -887,6 +875,33 @@ mod tests {
             planb.staged = None;
             assert_eq!(Staged::choice(&planb), Some(splits));
             assert!(file(&planb) == with_staged, "the file depends on the CPU");
+        }
+    }
+
+    /// A table built with any backend has the same staged tables, the same saved file and the
+    /// same figures in `stats` (but the backend's name): nothing depends on the CPU.
+    #[test]
+    fn staged_tables_and_files_do_not_depend_on_the_backend() {
+        let table = table(false);
+        let figures = |planb: &PlanB<u128>| {
+            let mut d = planb.describe();
+            d.retain(|d| d.name != "node_search");
+            format!("{d:?} {}", planb.memory_bytes())
+        };
+        let first = PlanB::build(&table, &BuildOptions::with_backend(Backend::Scalar)).unwrap();
+        let file = super::super::saved::file_bytes(&first, None, Staged::choice(&first));
+        let staged = first
+            .staged
+            .clone()
+            .expect("staged on the portable backend");
+        for backend in Backend::available() {
+            let planb = PlanB::build(&table, &BuildOptions::with_backend(backend)).unwrap();
+            let again = planb.staged.as_ref().expect("staged");
+            assert_eq!(again.entries, staged.entries, "{backend}");
+            assert_eq!(again.sub, staged.sub, "{backend}");
+            let bytes = super::super::saved::file_bytes(&planb, None, Staged::choice(&planb));
+            assert!(bytes == file, "{backend}: another saved file");
+            assert_eq!(figures(&planb), figures(&first), "{backend}");
         }
     }
 
@@ -964,9 +979,6 @@ mod tests {
                 "{splits:x?} is refused"
             );
         }
-        if without_avx512("the answers: the staged walk needs AVX-512") {
-            return;
-        }
         planb.staged = Staged::with_splits(&planb, &other).unwrap();
         let staged = planb.staged.as_ref().unwrap();
         assert_eq!(staged.splits(), other);
@@ -981,10 +993,15 @@ mod tests {
                     .all(|b| staged.stages(b, |&a| (a >> 80) as u64)),
                 "{chunk:x}::/16 takes the staged walk"
             );
-            let mut out = vec![0; addrs.len()];
-            planb.lookup_batch_raw(&addrs, &mut out, u32::MAX).unwrap();
-            for (&a, &got) in addrs.iter().zip(&out) {
-                assert_eq!(got, intervals.lookup(a).unwrap_or(u32::MAX), "{a:#x}");
+            for backend in Backend::available() {
+                let mut planb = planb.clone();
+                planb.set_backend(backend).unwrap();
+                let mut out = vec![0; addrs.len()];
+                planb.lookup_batch_raw(&addrs, &mut out, u32::MAX).unwrap();
+                for (&a, &got) in addrs.iter().zip(&out) {
+                    let want = intervals.lookup(a).unwrap_or(u32::MAX);
+                    assert_eq!(got, want, "{backend}: {a:#x}");
+                }
             }
         }
     }
@@ -1009,11 +1026,13 @@ mod tests {
         let changed = Prefix::covering(0x2001_0db8_0009u128 << 80, 48);
         deep.insert(changed, 3);
         let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
-        assert_eq!(
-            planb.staged.is_some(),
-            Backend::Avx512.is_available(),
-            "a deep IPv6 table is staged where AVX-512 runs"
-        );
+        for backend in Backend::available() {
+            let planb = PlanB::build(&table(false), &BuildOptions::with_backend(backend)).unwrap();
+            assert!(
+                planb.staged.is_some(),
+                "a deep IPv6 table is staged on {backend}"
+            );
+        }
         let rebuilt = planb
             .rebuild(&deep, &[changed], &BuildOptions::default())
             .expect("a one-chunk change rebuilds in part")
@@ -1034,18 +1053,18 @@ mod tests {
     /// fallback cell), mixed runs and short tails, each miss value, against the intervals.
     #[test]
     fn staged_batches_answer_as_the_intervals_do() {
-        if without_avx512("the staged walk needs AVX-512") {
-            return;
-        }
-        for wide in [false, true] {
-            staged_batches_in(wide);
+        for backend in Backend::available() {
+            for wide in [false, true] {
+                staged_batches_in(backend, wide);
+            }
         }
     }
 
-    fn staged_batches_in(wide: bool) {
+    fn staged_batches_in(backend: Backend, wide: bool) {
         let table = table(wide);
         let intervals = Intervals::from_table(&table);
-        let planb = PlanB::build(&table, &BuildOptions::with_backend(Backend::Avx512)).unwrap();
+        let planb = PlanB::build(&table, &BuildOptions::with_backend(backend)).unwrap();
+        assert_eq!(planb.backend(), backend);
         let mut random = random_addresses(0x9e37_79b9_7f4a_7c15);
         let spread: Vec<u128> = (0..4 * BLOCK).map(|_| random()).collect();
         // In the dense part of 2001:db8::/32 and in the fallback cell: walked.
@@ -1155,8 +1174,8 @@ mod tests {
                         .unwrap();
                     for ((&a, &got), &got_bytes) in addrs.iter().zip(&out).zip(&from_bytes) {
                         let want = intervals.lookup(a).unwrap_or(miss);
-                        assert_eq!(got, want, "{a:#x}, miss {miss}");
-                        assert_eq!(got_bytes, want, "{a:#x} as bytes, miss {miss}");
+                        assert_eq!(got, want, "{backend}: {a:#x}, miss {miss}");
+                        assert_eq!(got_bytes, want, "{backend}: {a:#x} as bytes, miss {miss}");
                     }
                 }
             }
