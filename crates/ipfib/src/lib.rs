@@ -36,6 +36,7 @@
 #![warn(missing_docs)]
 
 pub mod addr;
+pub(crate) mod cpu;
 pub mod engine;
 pub mod error;
 mod fib;

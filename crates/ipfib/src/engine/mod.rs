@@ -28,7 +28,6 @@
 //! ```
 
 mod absent;
-mod backend;
 pub mod dxr;
 pub mod patricia;
 pub mod planb;
@@ -38,8 +37,8 @@ mod registry;
 
 use std::fmt;
 
+pub use crate::cpu::Backend;
 pub use absent::Absent;
-pub use backend::Backend;
 pub use registry::{by_name, engines, Builder, EngineInfo};
 
 use crate::addr::{Address, AddressInput};

@@ -260,6 +260,9 @@ impl<P: Preset> Dxr<P> {
             Dispatch::Avx2(s) => unsafe { walk::x86::stream_avx2(self, s, addrs, out, miss) },
             // SAFETY: the scalar token checks every access.
             Dispatch::Scalar(s) => unsafe { walk::stream(self, s, addrs, out, miss) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: NEON is part of every aarch64 CPU, and its search checks every access.
+            Dispatch::Neon(s) => unsafe { walk::stream(self, s, addrs, out, miss) },
         }
     }
 
@@ -275,6 +278,9 @@ impl<P: Preset> Dxr<P> {
             Dispatch::Avx2(s) => unsafe { walk::x86::batch_avx2(self, s, addrs, out, miss) },
             // SAFETY: the scalar token checks every access.
             Dispatch::Scalar(s) => unsafe { walk::batch(self, s, addrs, out, miss) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: NEON is part of every aarch64 CPU, and its search checks every access.
+            Dispatch::Neon(s) => unsafe { walk::batch(self, s, addrs, out, miss) },
         }
     }
 
@@ -343,6 +349,9 @@ impl<P: Preset> Lookup<u32> for Dxr<P> {
             Dispatch::Avx2(s) => unsafe { walk::x86::one_avx2(self, s, addr) },
             // SAFETY: the scalar token checks every access.
             Dispatch::Scalar(s) => unsafe { walk::one_portable(self, s, addr) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: NEON is part of every aarch64 CPU, and its search checks every access.
+            Dispatch::Neon(s) => unsafe { walk::one_portable(self, s, addr) },
         }
     }
 

@@ -9,8 +9,6 @@
 //! memory accesses with bounds checks, so the scalar walk is safe code in effect; the SIMD
 //! tokens skip them, relying on the structure invariants `validate` checks.
 
-use crate::engine::Backend;
-
 /// One backend's window search and memory access.
 pub trait Search: Copy {
     /// How many of the first `n` (`1..=32`) starts of `w` are `<=` the query: little-endian
@@ -49,8 +47,7 @@ fn first(n: usize) -> u64 {
 }
 
 /// Portable search with checked accesses.
-#[derive(Clone, Copy, Debug)]
-pub struct Scalar;
+pub use crate::cpu::Scalar;
 
 impl Search for Scalar {
     #[inline(always)]
@@ -118,17 +115,9 @@ mod x86 {
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
     }
 
-    /// Proof that the CPU has AVX-512F, AVX-512BW, POPCNT and BMI2 (every AVX-512 CPU has
-    /// BMI2; the walk's variable shifts are one `shlx`/`shrx` each with it).
-    #[derive(Clone, Copy, Debug)]
-    pub struct Avx512(());
-
-    impl Avx512 {
-        pub fn new() -> Option<Self> {
-            (crate::engine::Backend::Avx512.is_available() && is_x86_feature_detected!("bmi2"))
-                .then_some(Avx512(()))
-        }
-    }
+    /// The tokens prove BMI2 too (every AVX2 and AVX-512 CPU has it; the walk's variable
+    /// shifts are one `shlx`/`shrx` each with it).
+    pub use crate::cpu::{Avx2, Avx512};
 
     impl Search for Avx512 {
         #[inline(always)]
@@ -164,17 +153,6 @@ mod x86 {
         #[inline(always)]
         fn prefetch<T>(self, p: *const T) {
             prefetch(p)
-        }
-    }
-
-    /// Proof that the CPU has AVX2, POPCNT and BMI2 (every AVX2 CPU has BMI2).
-    #[derive(Clone, Copy, Debug)]
-    pub struct Avx2(());
-
-    impl Avx2 {
-        pub fn new() -> Option<Self> {
-            (crate::engine::Backend::Avx2.is_available() && is_x86_feature_detected!("bmi2"))
-                .then_some(Avx2(()))
         }
     }
 
@@ -247,39 +225,39 @@ mod x86 {
 #[cfg(target_arch = "x86_64")]
 pub use x86::{Avx2, Avx512};
 
-/// The backend a table was built with, holding its token.
-#[derive(Clone, Copy, Debug)]
-pub enum Dispatch {
-    Scalar(Scalar),
-    #[cfg(target_arch = "x86_64")]
-    Avx2(Avx2),
-    #[cfg(target_arch = "x86_64")]
-    Avx512(Avx512),
-}
+/// The backend a table was built with, holding its token ([`crate::cpu`]).
+pub use crate::cpu::Cpu as Dispatch;
 
-impl Dispatch {
-    /// The token for `backend`, if this CPU runs it.
-    pub fn new(backend: Backend) -> Option<Dispatch> {
-        match backend {
-            Backend::Scalar => Some(Dispatch::Scalar(Scalar)),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => Avx2::new().map(Dispatch::Avx2),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => Avx512::new().map(Dispatch::Avx512),
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => None,
-        }
+/// NEON runs the portable search: a window search is 32 byte or 16-bit compares and a count,
+/// which the compiler vectorises with the baseline NEON instructions already.
+#[cfg(target_arch = "aarch64")]
+impl Search for crate::cpu::Neon {
+    #[inline(always)]
+    fn count(self, w: &[u8; 64], n: usize, long: bool, x16: u16, x8: u8) -> usize {
+        Scalar.count(w, n, long, x16, x8)
     }
 
-    /// Which backend.
-    pub fn backend(self) -> Backend {
-        match self {
-            Dispatch::Scalar(_) => Backend::Scalar,
-            #[cfg(target_arch = "x86_64")]
-            Dispatch::Avx2(_) => Backend::Avx2,
-            #[cfg(target_arch = "x86_64")]
-            Dispatch::Avx512(_) => Backend::Avx512,
-        }
+    #[inline(always)]
+    unsafe fn window(self, bytes: &[u8], at: usize) -> &[u8; 64] {
+        // SAFETY: the scalar token checks; the contract is the caller's either way.
+        unsafe { Scalar.window(bytes, at) }
+    }
+
+    #[inline(always)]
+    unsafe fn read<const N: usize>(self, bytes: &[u8], at: usize) -> [u8; N] {
+        // SAFETY: as above.
+        unsafe { Scalar.read(bytes, at) }
+    }
+
+    #[inline(always)]
+    unsafe fn at<T: Copy>(self, slice: &[T], i: usize) -> T {
+        // SAFETY: as above.
+        unsafe { Scalar.at(slice, i) }
+    }
+
+    #[inline(always)]
+    fn prefetch<T>(self, p: *const T) {
+        Scalar.prefetch(p)
     }
 }
 

@@ -7,7 +7,7 @@
 //! the rare fallback cell the cell's range, the lines its binary search probes and the answer.
 //!
 //! A trace is counted as a batch of raw next hops runs it: where the table has staged tables
-//! ([`super::staged`], on every backend), each block of [`BLOCK`](super::staged::BLOCK) addresses that the batch
+//! and its backend takes the staged walk ([`super::staged::runs_on`]), each block of [`BLOCK`](super::staged::BLOCK) addresses that the batch
 //! would stage reads the staged entry instead of the direct entry, its sub-table entry in a
 //! split chunk, and the tree only when neither answered. Single lookups and `Option` batches
 //! always walk.
@@ -96,7 +96,10 @@ impl<A: Family> PlanB<A> {
 
     /// The lines each lookup of `addrs` reads in a batch of raw next hops (module docs).
     fn batch_lines_touched<'a>(&'a self, addrs: &'a [A]) -> impl Iterator<Item = Touched> + 'a {
-        let staged = self.staged.as_ref();
+        let staged = self
+            .staged
+            .as_ref()
+            .filter(|_| super::staged::runs_on(self.backend()));
         let cut: Vec<_> = match staged {
             Some(_) => blocks(addrs.len()).collect(),
             None => Vec::new(),

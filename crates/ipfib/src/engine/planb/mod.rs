@@ -260,6 +260,10 @@ impl<A: Family> PlanB<A> {
             search::Dispatch::Scalar(token) => unsafe {
                 walk::batch(self, token, addrs, out, miss)
             },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: the token proves the CPU has NEON (part of every aarch64 CPU, so the walk
+            // needs no `target_feature`), and `self` satisfies the structure invariants.
+            search::Dispatch::Neon(token) => unsafe { walk::batch(self, token, addrs, out, miss) },
         }
     }
 }
@@ -287,6 +291,9 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             search::Dispatch::Avx2(token) => unsafe { walk::x86::one_avx2(self, token, addr) },
             // SAFETY: `self` satisfies the structure invariants; the scalar search is checked.
             search::Dispatch::Scalar(token) => unsafe { walk::one_portable(self, token, addr) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: as for the batch.
+            search::Dispatch::Neon(token) => unsafe { walk::one_portable(self, token, addr) },
         }
     }
 

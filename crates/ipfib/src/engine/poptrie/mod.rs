@@ -113,18 +113,17 @@ enum Dispatch {
 }
 
 impl Dispatch {
-    /// The portable walk for the scalar backend; the POPCNT/BMI walk for the SIMD backends
-    /// when the CPU has those features (every AVX2 CPU does), else the portable one.
+    /// The portable walk for the scalar and NEON backends; the POPCNT/BMI walk for the x86
+    /// SIMD backends, whose tokens prove those features ([`crate::cpu`]).
     fn for_options(options: &BuildOptions) -> Result<Self, BuildError> {
         let backend = options.resolve_backend()?;
-        if backend == crate::engine::Backend::Scalar {
-            return Ok(Dispatch::Portable(walk::Portable));
-        }
-        #[cfg(target_arch = "x86_64")]
-        if let Some(t) = walk::X86::new() {
-            return Ok(Dispatch::X86(t));
-        }
-        Ok(Dispatch::Portable(walk::Portable))
+        Ok(match crate::cpu::Cpu::new(backend) {
+            #[cfg(target_arch = "x86_64")]
+            Some(crate::cpu::Cpu::Avx2(t)) => Dispatch::X86(t.into()),
+            #[cfg(target_arch = "x86_64")]
+            Some(crate::cpu::Cpu::Avx512(t)) => Dispatch::X86(t.into()),
+            _ => Dispatch::Portable(walk::Portable),
+        })
     }
 
     fn name(self) -> &'static str {

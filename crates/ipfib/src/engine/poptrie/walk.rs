@@ -67,14 +67,18 @@ impl Cpu for Portable {
 #[derive(Clone, Copy, Debug)]
 pub struct X86(());
 
+/// The AVX2 and AVX-512 tokens prove POPCNT, BMI1 and BMI2 ([`crate::cpu`]).
 #[cfg(target_arch = "x86_64")]
-impl X86 {
-    /// The token, if this CPU has the features.
-    pub fn new() -> Option<Self> {
-        (is_x86_feature_detected!("popcnt")
-            && is_x86_feature_detected!("bmi1")
-            && is_x86_feature_detected!("bmi2"))
-        .then_some(X86(()))
+impl From<crate::cpu::Avx2> for X86 {
+    fn from(_: crate::cpu::Avx2) -> Self {
+        X86(())
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl From<crate::cpu::Avx512> for X86 {
+    fn from(_: crate::cpu::Avx512) -> Self {
+        X86(())
     }
 }
 

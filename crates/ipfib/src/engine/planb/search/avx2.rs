@@ -12,18 +12,7 @@ use std::arch::x86_64::{
 use super::Search;
 use crate::engine::planb::layout::{Line16, Line32};
 
-/// Proof that the CPU has AVX2 and POPCNT; only [`Avx2::new`] makes one.
-#[derive(Clone, Copy, Debug)]
-pub struct Avx2(());
-
-impl Avx2 {
-    /// The token, if the CPU supports AVX2.
-    pub fn new() -> Option<Self> {
-        crate::engine::Backend::Avx2
-            .is_available()
-            .then_some(Avx2(()))
-    }
-}
+pub use crate::cpu::Avx2;
 
 /// The low `bits` bits set.
 #[inline(always)]

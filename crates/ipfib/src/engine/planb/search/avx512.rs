@@ -9,18 +9,7 @@ use std::arch::x86_64::{
 use super::Search;
 use crate::engine::planb::layout::{Line16, Line32};
 
-/// Proof that the CPU has AVX-512F, AVX-512BW and POPCNT; only [`Avx512::new`] makes one.
-#[derive(Clone, Copy, Debug)]
-pub struct Avx512(());
-
-impl Avx512 {
-    /// The token, if the CPU supports AVX-512F and AVX-512BW.
-    pub fn new() -> Option<Self> {
-        crate::engine::Backend::Avx512
-            .is_available()
-            .then_some(Avx512(()))
-    }
-}
+pub use crate::cpu::Avx512;
 
 /// The mask of the first `keys` lanes.
 #[inline(always)]

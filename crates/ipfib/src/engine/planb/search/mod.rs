@@ -4,17 +4,18 @@
 //! implement it for both key widths. Each SIMD backend is a zero-sized *token* that can only be
 //! obtained after run-time CPU detection, so holding one proves the instructions exist and its
 //! methods can be safe. The walk is compiled once per backend inside a
-//! `#[target_feature]` function, and [`Backend`] picks one when a table is built: the
+//! `#[target_feature]` function, and [`crate::engine::Backend`] picks one when a table is built: the
 //! per-lookup cost of dispatch is one predictable branch per batch.
 
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
 #[cfg(target_arch = "x86_64")]
 pub mod avx512;
+#[cfg(target_arch = "aarch64")]
+pub mod neon;
 pub mod scalar;
 
 use super::layout::{Line16, Line32};
-pub use crate::engine::Backend;
 
 /// Counts keys `< x` among the first `KEYS` slots of one line, for both key widths. Keys are
 /// stored as `boundary - 1` and padded with the key type's maximum, so the count is the number
@@ -56,8 +57,9 @@ pub trait Search: Copy {
 
 /// The index check and prefetch the SIMD backends share (the portable backend keeps the check
 /// and does not prefetch, so it stays safe code).
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod shared {
+    #[cfg(target_arch = "x86_64")]
     use std::arch::x86_64::{_mm_prefetch, _MM_HINT_NTA, _MM_HINT_T0};
 
     /// `&slice[i]`, checked in debug builds (and the test profile) only.
@@ -96,8 +98,32 @@ mod shared {
     /// Asks for the cache line of `r`.
     #[inline(always)]
     pub fn prefetch<T>(r: &T) {
-        // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast()) }
+        line::<false>((r as *const T).cast());
+    }
+
+    /// Asks for the cache line of `p`: non-temporal with `NTA`, else into every level.
+    #[inline(always)]
+    fn line<const NTA: bool>(p: *const i8) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults, whatever the
+        // address.
+        unsafe {
+            if NTA {
+                _mm_prefetch::<_MM_HINT_NTA>(p)
+            } else {
+                _mm_prefetch::<_MM_HINT_T0>(p)
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: `prfm` is part of AArch64; a prefetch is a hint that never faults, whatever
+        // the address, and it touches no register, flag or stack.
+        unsafe {
+            if NTA {
+                std::arch::asm!("prfm pldl1strm, [{0}]", in(reg) p, options(nostack, preserves_flags, readonly));
+            } else {
+                std::arch::asm!("prfm pldl1keep, [{0}]", in(reg) p, options(nostack, preserves_flags, readonly));
+            }
+        }
     }
 
     /// Asks for every 64-byte line `input` occupies: non-temporal with `NTA`, else into every
@@ -113,60 +139,15 @@ mod shared {
         let skew = start as usize % 64;
         let mut offset = 0;
         while offset < skew + bytes {
-            let line = start.wrapping_sub(skew).wrapping_add(offset);
-            // SAFETY: SSE is part of x86-64; a prefetch is a hint that never faults, and the
-            // address is only formed (wrapping), never dereferenced.
-            unsafe {
-                if NTA {
-                    _mm_prefetch::<_MM_HINT_NTA>(line)
-                } else {
-                    _mm_prefetch::<_MM_HINT_T0>(line)
-                }
-            }
+            // The address is only formed (wrapping), never dereferenced.
+            line::<NTA>(start.wrapping_sub(skew).wrapping_add(offset));
             offset += 64;
         }
     }
 }
 
-/// A backend together with the proof that it can run: what a built table holds, so a lookup
-/// dispatches with one match and no feature detection.
-#[derive(Clone, Copy, Debug)]
-pub enum Dispatch {
-    /// Portable search.
-    Scalar(scalar::Scalar),
-    /// AVX2 search.
-    #[cfg(target_arch = "x86_64")]
-    Avx2(avx2::Avx2),
-    /// AVX-512 search.
-    #[cfg(target_arch = "x86_64")]
-    Avx512(avx512::Avx512),
-}
-
-impl Dispatch {
-    /// The dispatch for `backend`, if this CPU can run it.
-    pub fn new(backend: Backend) -> Option<Dispatch> {
-        match backend {
-            Backend::Scalar => Some(Dispatch::Scalar(scalar::Scalar)),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::Avx2::new().map(Dispatch::Avx2),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx512::Avx512::new().map(Dispatch::Avx512),
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => None,
-        }
-    }
-
-    /// Which backend this is.
-    pub fn backend(self) -> Backend {
-        match self {
-            Dispatch::Scalar(_) => Backend::Scalar,
-            #[cfg(target_arch = "x86_64")]
-            Dispatch::Avx2(_) => Backend::Avx2,
-            #[cfg(target_arch = "x86_64")]
-            Dispatch::Avx512(_) => Backend::Avx512,
-        }
-    }
-}
+/// A backend with its token, as a built table holds it ([`crate::cpu`]).
+pub use crate::cpu::Cpu as Dispatch;
 
 #[cfg(test)]
 mod tests {
@@ -196,6 +177,10 @@ mod tests {
                 assert_eq!(ranks(t, &line, x), expect, "avx512 u32");
             }
         }
+        #[cfg(target_arch = "aarch64")]
+        if let Some(t) = neon::Neon::new() {
+            assert_eq!(ranks(t, &line, x), expect, "neon u32");
+        }
     }
 
     fn check_u16(line: [u16; 32], x: u16) {
@@ -218,6 +203,10 @@ mod tests {
             if let Some(t) = avx512::Avx512::new() {
                 assert_eq!(ranks(t, &line, x), expect, "avx512 u16");
             }
+        }
+        #[cfg(target_arch = "aarch64")]
+        if let Some(t) = neon::Neon::new() {
+            assert_eq!(ranks(t, &line, x), expect, "neon u16");
         }
     }
 

@@ -3,9 +3,7 @@
 use super::Search;
 use crate::engine::planb::layout::{Line16, Line32};
 
-/// Portable backend, available everywhere.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Scalar;
+pub use crate::cpu::Scalar;
 
 impl Search for Scalar {
     #[inline(always)]

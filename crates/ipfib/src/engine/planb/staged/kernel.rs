@@ -6,8 +6,9 @@
 //! block's entries, write the answers, pack the walk lanes), and gets the rest compiled with
 //! its instruction set enabled by [`kernel!`]: the portable step ([`stage_portable`], the
 //! specification every other step is tested against) for [`Scalar`], and AVX-512's gathers and
-//! compresses ([`super::avx512`]) for `Avx512`. AVX2 runs the portable step compiled with AVX2:
-//! its own gathers lost to scalar loads (BENCHMARKS.md, issue 33's design steps).
+//! compresses ([`super::avx512`]) for `Avx512`. AVX2 and NEON run the portable step compiled
+//! with their instruction set. Which backends take the staged walk by default is decided in
+//! one place, [`super::runs_on`].
 //!
 //! Scratch space: the packed lanes of a batch (about 200 KiB, [`Classes`]) are allocated once
 //! per thread, on its first staged block, and kept for its later batches (see
@@ -226,6 +227,8 @@ macro_rules! kernel {
 }
 
 kernel!(Scalar, stage = stage_portable);
+#[cfg(target_arch = "aarch64")]
+kernel!(crate::cpu::Neon, stage = stage_portable);
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {

@@ -453,6 +453,20 @@ fn answered(decoded: Decoded) -> Option<u32> {
     }
 }
 
+/// Whether batches take the staged walk on `backend`: where measurement says it pays. Every
+/// backend has a staged kernel (tested against the intervals on every machine) and every
+/// table has the same staged tables, but on the AVX2-only AMD EPYC (Zen 3) the kernel with
+/// the portable staging step ran dfz10's uniform trace at 1.01× the uniform walk and its
+/// matched trace at 0.83× (`scripts/ab-planb.sh`, 7 rounds, BENCHMARKS.md, issue 33), so
+/// only AVX-512 (gathers and compresses: dfz10 uniform 1.6–1.7× on a Xeon) takes it.
+pub fn runs_on(backend: crate::engine::Backend) -> bool {
+    #[cfg(test)]
+    if tests::EVERY_BACKEND.get() {
+        return true;
+    }
+    backend == crate::engine::Backend::Avx512
+}
+
 /// The staged batch of `addrs` into `out`, if `t` has staged tables and the addresses a
 /// layout the staging steps load (`InputLayout`: the integers or their network-order bytes);
 /// false, with nothing written, otherwise. Batches of 2^32 addresses or more take the uniform
@@ -467,7 +481,7 @@ pub fn batch<I: AddressInput<u128>>(
     let Some(staged) = t.staged.as_ref() else {
         return false;
     };
-    if u32::try_from(addrs.len()).is_err() {
+    if !runs_on(t.dispatch.backend()) || u32::try_from(addrs.len()).is_err() {
         return false;
     }
     // SAFETY: `t` satisfies the structure invariants and has staged tables only when it has
@@ -481,6 +495,8 @@ pub fn batch<I: AddressInput<u128>>(
             #[cfg(target_arch = "x86_64")]
             Dispatch::Avx2(s) => run(t, s, staged, addrs, out, miss),
             Dispatch::Scalar(s) => run(t, s, staged, addrs, out, miss),
+            #[cfg(target_arch = "aarch64")]
+            Dispatch::Neon(s) => run(t, s, staged, addrs, out, miss),
         }
     }
 }
@@ -573,9 +589,25 @@ mod tests {
         move || (u128::from(next()) << 64) | u128::from(next())
     }
 
+    std::thread_local! {
+        /// Set by a test to have batches take the staged walk on every backend, whether it
+        /// pays there or not ([`runs_on`]), so that every kernel is tested on every machine.
+        pub(super) static EVERY_BACKEND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
     fn chunk_range(chunk: u128) -> [u128; 3] {
         let first = chunk << 112;
         [first, first | (u128::MAX >> 17), first | (u128::MAX >> 16)]
+    }
+
+    /// Batches take the staged walk by default only on AVX-512, where it pays.
+    #[test]
+    fn batches_stage_by_default_only_where_it_pays() {
+        for backend in Backend::ALL {
+            assert_eq!(runs_on(backend), backend == Backend::Avx512, "{backend}");
+        }
+        EVERY_BACKEND.set(true);
+        assert!(Backend::ALL.into_iter().all(runs_on));
     }
 
     #[test]
@@ -754,6 +786,7 @@ mod tests {
 
     #[test]
     fn lines_model_follows_the_staged_batch() {
+        EVERY_BACKEND.set(true);
         let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
         let staged = planb.staged.as_ref().unwrap();
         let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -947,6 +980,7 @@ mod tests {
     /// structure), and a choice out of bounds is refused, on every CPU.
     #[test]
     fn a_choice_of_sub_tables_is_checked_not_trusted() {
+        EVERY_BACKEND.set(true);
         let table = table(false);
         let intervals = Intervals::from_table(&table);
         let mut planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
@@ -1053,6 +1087,7 @@ mod tests {
     /// fallback cell), mixed runs and short tails, each miss value, against the intervals.
     #[test]
     fn staged_batches_answer_as_the_intervals_do() {
+        EVERY_BACKEND.set(true);
         for backend in Backend::available() {
             for wide in [false, true] {
                 staged_batches_in(backend, wide);
