@@ -14,17 +14,18 @@
 #    with IPFIB_EXPECT_BACKEND=neon (so the run fails if the emulated CPU were not taken for
 #    a NEON one and the portable code ran instead), PlanB's unit tests (every backend's node
 #    search against a plain count, the staged batches against the intervals), and the
-#    conformance suite's engine tests, which build every engine with the default backend
-#    (NEON) and compare them with the reference.
+#    conformance suite but its proptest properties and real-table runs (too slow emulated):
+#    every engine built with the default backend (NEON) against the reference.
 #
-# Budget: PORTABLE_BUDGET seconds (default 300) for the emulated runs; the step prints its
-# time. Cold, on a 2-core machine: about 3 minutes to install and build, then the runs.
+# Budget: PORTABLE_BUDGET seconds (default 420) for the emulated runs; the step prints its
+# times. Measured on the 2-core AMD EPYC Zen 3 with another build running: the cold aarch64
+# build 11 min 18 s, the PlanB/CPU tests 35 s and the conformance part 222 s under qemu.
 #
 #   bash scripts/portable.sh
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$SECONDS
-budget=${PORTABLE_BUDGET:-300}
+budget=${PORTABLE_BUDGET:-420}
 target=aarch64-unknown-linux-gnu
 
 took() { echo "portable: $1 in $((SECONDS - start)) s"; }
@@ -66,11 +67,9 @@ if ! run --lib --test conformance --no-run; then
 fi
 took "aarch64 build"
 
-left=$((budget - (SECONDS - start)))
-[ "$left" -lt 60 ] && left=60
 status=0
-IPFIB_EXPECT_BACKEND=neon timeout "$left" bash -c "$(declare -f run); target=$target; \
-    run --lib -- cpu:: engine::planb:: && run --test conformance -- engines" || status=$?
+IPFIB_EXPECT_BACKEND=neon timeout "$budget" bash -c "$(declare -f run); target=$target; \
+    run --lib -- cpu:: engine::planb:: && run --test conformance -- --skip properties:: --skip real_tables::" || status=$?
 if [ "$status" -eq 124 ]; then
     echo "FAILED: the aarch64 tests ran past the budget of $budget s"
 elif [ "$status" -ne 0 ]; then
