@@ -104,7 +104,7 @@ pub fn build(
         // Every chunk that ends by the next interval's start resolves to interval `i`'s next
         // hop: the run is filled at once (most of D20R's 2^20 chunks on a real table).
         let next = starts.get(i + 1).map_or(1 << 32, |&s| u64::from(s));
-        let whole = (next >> chunk_bits).min(chunks) - chunk;
+        let whole = (next >> chunk_bits) - chunk;
         if whole > 0 {
             stats.resolved_chunks += whole as usize;
             direct.resize(
