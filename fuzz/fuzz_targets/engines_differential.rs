@@ -177,21 +177,27 @@ fn check<A: Address>(routes: &RouteTable<A>, addrs: &[A], engine: usize, backend
     for (a, w) in addrs.iter().zip(&want) {
         assert_eq!(fib.lookup(*a), *w, "{what}: lookup {a:?}");
     }
-    // Batch sizes around the interleaving widths (4, 8, 16) and their remainders.
-    for size in [1usize, 3, 5, 8, 9, 16, 17, 33, addrs.len()] {
-        let size = size.min(addrs.len()).max(1);
-        for (chunk, (w, w_raw)) in addrs
-            .chunks(size)
-            .zip(want.chunks(size).zip(want_raw.chunks(size)))
-        {
-            let mut out = vec![Some(0xdead); chunk.len()];
-            fib.lookup_batch(chunk, &mut out).unwrap();
-            assert_eq!(out, w, "{what}: lookup_batch of {size}");
-            let mut raw = vec![0xdead; chunk.len()];
-            fib.lookup_batch_raw(chunk, &mut raw, miss).unwrap();
-            assert_eq!(raw, w_raw, "{what}: lookup_batch_raw of {size}");
+    // Batches in sizes around the interleaving widths (4, 8, 16) and their remainders, one
+    // after another through the addresses (each size over every address made the lookups
+    // nine times the checks above), then all of them in one batch.
+    let sizes = [1usize, 3, 5, 8, 9, 16, 17, 33].into_iter().cycle();
+    let mut start = 0;
+    for size in sizes {
+        if start >= addrs.len() {
+            break;
         }
+        let end = (start + size).min(addrs.len());
+        check_batch(
+            fib.as_ref(),
+            &addrs[start..end],
+            &want[start..end],
+            &want_raw[start..end],
+            miss,
+            &what,
+        );
+        start = end;
     }
+    check_batch(fib.as_ref(), addrs, &want, &want_raw, miss, &what);
     // Mismatched lengths are an error that writes nothing.
     let mut short = vec![Some(7); addrs.len().saturating_sub(1)];
     assert!(fib.lookup_batch(addrs, &mut short).is_err());
@@ -199,6 +205,23 @@ fn check<A: Address>(routes: &RouteTable<A>, addrs: &[A], engine: usize, backend
     let mut raw_long = vec![7; addrs.len() + 1];
     assert!(fib.lookup_batch_raw(addrs, &mut raw_long, miss).is_err());
     assert!(raw_long.iter().all(|o| *o == 7));
+}
+
+/// `lookup_batch` and `lookup_batch_raw` of `addrs` in one batch each.
+fn check_batch<A: Address>(
+    fib: &dyn Lookup<A>,
+    addrs: &[A],
+    want: &[Option<NextHop>],
+    want_raw: &[NextHop],
+    miss: NextHop,
+    what: &str,
+) {
+    let mut out = vec![Some(0xdead); addrs.len()];
+    fib.lookup_batch(addrs, &mut out).unwrap();
+    assert_eq!(out, want, "{what}: lookup_batch of {}", addrs.len());
+    let mut raw = vec![0xdead; addrs.len()];
+    fib.lookup_batch_raw(addrs, &mut raw, miss).unwrap();
+    assert_eq!(raw, want_raw, "{what}: lookup_batch_raw of {}", addrs.len());
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -215,7 +238,10 @@ fuzz_target!(|data: &[u8]| {
     let pick = data
         .iter()
         .fold(data.len(), |h, &b| h.wrapping_mul(31) ^ usize::from(b));
-    let engine = pick % engines().len();
+    let engine = match std::env::var("FE") {
+        Ok(v) => v.parse().unwrap(),
+        Err(_) => pick % engines().len(),
+    };
     let backend = backends[pick / engines().len() % backends.len()];
     check(&v4, &q4, engine, backend);
     check(&v6, &q6, engine, backend);
