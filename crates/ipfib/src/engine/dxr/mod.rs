@@ -204,7 +204,7 @@ impl<P: Preset> Dxr<P> {
         // are most of a direct table).
         let mut previous = None;
         for (c, &e) in self.direct.iter().enumerate() {
-            if std::mem::replace(&mut previous, Some(e)) == Some(e) {
+            if previous.replace(e) == Some(e) {
                 continue;
             }
             let e = Entry(e);

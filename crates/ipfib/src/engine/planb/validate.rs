@@ -94,7 +94,7 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
     let mut previous = None;
     for (chunk, &entry) in t.direct.iter().enumerate() {
         let seg = t.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
-        if std::mem::replace(&mut previous, Some((seg, entry))) == Some((seg, entry)) {
+        if previous.replace((seg, entry)) == Some((seg, entry)) {
             continue;
         }
         let Some(segment) = t.segments.get(seg) else {
