@@ -6,7 +6,7 @@
 #
 # Usage: scripts/fuzz.sh [TARGET...]     (all targets when none is given)
 #   FUZZ_SECONDS=600 scripts/fuzz.sh mrt_reader
-#   FUZZ_JOBS=2 scripts/fuzz.sh          (run two targets at a time)
+#   FUZZ_JOBS=1 scripts/fuzz.sh          (one target at a time; default: one per CPU, at most 4)
 #
 # The project uses the stable toolchain; cargo-fuzz needs nightly-only flags
 # (-Zsanitizer=address), which RUSTC_BOOTSTRAP=1 unlocks on stable. Only the seed corpus in
@@ -16,7 +16,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 seconds="${FUZZ_SECONDS:-20}"
-jobs="${FUZZ_JOBS:-1}"
+# Each libFuzzer run is one process on one core: as many at a time as there are cores.
+cpus=$(nproc 2>/dev/null || echo 1)
+jobs="${FUZZ_JOBS:-$((cpus < 4 ? cpus : 4))}"
 export RUSTC_BOOTSTRAP=1
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # The fuzz crate is a workspace of its own: keep its sanitizer build apart from the main one.

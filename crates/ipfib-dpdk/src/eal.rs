@@ -67,7 +67,7 @@ pub fn eal_info() -> Option<&'static EalInfo> {
     EAL.get().and_then(|r| r.as_ref().ok())
 }
 
-/// Starts the EAL as the first comparator build would (see [`ensure_eal`]'s sizing), so that a
+/// Starts the EAL as the first comparator build would (see `ensure_eal`'s sizing), so that a
 /// caller timing builds can start it beforehand; a no-op when it runs already.
 pub fn start_eal() -> Result<&'static EalInfo, DpdkError> {
     ensure_eal(0)

@@ -74,7 +74,12 @@ pub fn build(
             ),
         });
     }
-    let hop_of = |v: Option<NextHop>| v.map_or(0, |nh| index[&nh]);
+    // Each interval's next-hop index, looked up once: a chunk reads it by position, not by a
+    // hash of the next hop (2^k lookups for D20R otherwise).
+    let hop_index: Vec<u32> = values
+        .iter()
+        .map(|v| v.map_or(0, |nh| index[&nh]))
+        .collect();
     let chunk_bits = 32 - k;
     let shift = 24 - k;
     let mut stats = Stats {
@@ -88,29 +93,41 @@ pub fn build(
     let (mut offs, mut idxs) = (Vec::new(), Vec::new());
     // `i`: the interval containing the current chunk's first address.
     let mut i = 0;
-    for chunk in 0..1u64 << k {
+    let chunks = 1u64 << k;
+    let mut chunk = 0;
+    while chunk < chunks {
         let first = chunk << chunk_bits;
         let end = first + (1 << chunk_bits);
         while i + 1 < starts.len() && u64::from(starts[i + 1]) <= first {
             i += 1;
         }
+        // Every chunk that ends by the next interval's start resolves to interval `i`'s next
+        // hop: the run is filled at once (most of D20R's 2^20 chunks on a real table).
+        let next = starts.get(i + 1).map_or(1 << 32, |&s| u64::from(s));
+        let whole = (next >> chunk_bits) - chunk;
+        if whole > 0 {
+            stats.resolved_chunks += whole as usize;
+            direct.resize(
+                direct.len() + whole as usize,
+                Entry::resolved(hop_index[i]).0,
+            );
+            chunk += whole;
+            continue;
+        }
+        // A boundary inside this chunk: its ranges.
         offs.clear();
         idxs.clear();
         offs.push(0);
-        idxs.push(hop_of(values[i]));
+        idxs.push(hop_index[i]);
         let mut j = i + 1;
         while j < starts.len() && u64::from(starts[j]) < end {
             offs.push((u64::from(starts[j]) - first) as u32);
-            idxs.push(hop_of(values[j]));
+            idxs.push(hop_index[j]);
             j += 1;
         }
         i = j - 1;
+        chunk += 1;
         let n = offs.len();
-        if n == 1 {
-            stats.resolved_chunks += 1;
-            direct.push(Entry::resolved(idxs[0]).0);
-            continue;
-        }
         let form = if wide {
             stats.wide_chunks += 1;
             stats.wide_ranges += n;

@@ -200,7 +200,13 @@ impl<P: Preset> Dxr<P> {
             return Err("16-bit indices for over 65,536 next-hop slots".into());
         }
         let mut seen = std::collections::HashSet::new();
+        // A chunk with its predecessor's entry was checked with it (runs of equal entries
+        // are most of a direct table).
+        let mut previous = None;
         for (c, &e) in self.direct.iter().enumerate() {
+            if previous.replace(e) == Some(e) {
+                continue;
+            }
             let e = Entry(e);
             if e.is_resolved() {
                 if e.hop() as usize >= self.hops.len() {

@@ -156,6 +156,11 @@ fn chunks<A: Family>(cstarts: &[u64], canswers: &[Answer]) -> (Vec<Chunk<A::Key>
             p += 1;
         }
         heads.push(current);
+        // Most chunks have no boundary: allocating their (empty) key lists anyway was 65,536
+        // allocations per build.
+        if !(p < cstarts.len() && chunk_of::<A>(cstarts[p]) == chunk) {
+            continue;
+        }
         let mut keys = Vec::new();
         let mut answers = vec![current];
         while p < cstarts.len() && chunk_of::<A>(cstarts[p]) == chunk {
@@ -164,13 +169,11 @@ fn chunks<A: Family>(cstarts: &[u64], canswers: &[Answer]) -> (Vec<Chunk<A::Key>
             current = canswers[p];
             p += 1;
         }
-        if !keys.is_empty() {
-            with_keys.push(Chunk {
-                index: chunk,
-                keys,
-                answers,
-            });
-        }
+        with_keys.push(Chunk {
+            index: chunk,
+            keys,
+            answers,
+        });
     }
     (with_keys, heads)
 }

@@ -89,8 +89,14 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
         .map(|s| vec![false; s.lines.len()])
         .collect();
     let mut trees_checked = claimed.clone();
+    // The previous chunk's segment and entry: a chunk that repeats them (runs of chunks that
+    // share a tree, such as every chunk no route reaches) finds all its work done.
+    let mut previous = None;
     for (chunk, &entry) in t.direct.iter().enumerate() {
         let seg = t.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
+        if previous.replace((seg, entry)) == Some((seg, entry)) {
+            continue;
+        }
         let Some(segment) = t.segments.get(seg) else {
             return Err(invalid(format!(
                 "chunk {chunk:#06x} is in segment {seg}, but there are {}",
