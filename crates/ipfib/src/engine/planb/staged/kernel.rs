@@ -6,9 +6,10 @@
 //! block's entries, write the answers, pack the walk lanes), and gets the rest compiled with
 //! its instruction set enabled by [`kernel!`]: the portable step ([`stage_portable`], the
 //! specification every other step is tested against) for [`Scalar`], and AVX-512's gathers and
-//! compresses ([`super::avx512`]) for `Avx512`. AVX2 and NEON run the portable step compiled
-//! with their instruction set. Which backends take the staged walk by default is decided in
-//! one place, [`super::runs_on`].
+//! compresses ([`super::avx512`]) for `Avx512`, AVX2's gathers and left-pack permutations
+//! ([`super::avx2`]) for `Avx2`. NEON runs the portable step compiled with its instruction
+//! set. Which backends take the staged walk by default is decided in one place,
+//! [`super::runs_on`].
 //!
 //! Scratch space: the packed lanes of a batch (about 200 KiB, [`Classes`]) are allocated once
 //! per thread, on its first staged block, and kept for its later batches (see
@@ -232,11 +233,12 @@ kernel!(crate::cpu::Neon, stage = stage_portable);
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::super::avx2::stage as stage_avx2;
     use super::super::avx512::stage as stage_avx512;
     use super::*;
     use crate::engine::planb::search::{avx2::Avx2, avx512::Avx512};
 
-    kernel!(Avx2, stage = stage_portable, #[target_feature(enable = "avx2,popcnt")]);
+    kernel!(Avx2, stage = stage_avx2, #[target_feature(enable = "avx2,popcnt")]);
     kernel!(
         Avx512,
         stage = stage_avx512,

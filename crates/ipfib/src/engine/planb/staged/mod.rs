@@ -49,6 +49,8 @@ use crate::route_table::NextHop;
 use kernel::Kernel;
 
 #[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
 mod avx512;
 mod choice;
 mod kernel;
@@ -455,10 +457,11 @@ fn answered(decoded: Decoded) -> Option<u32> {
 
 /// Whether batches take the staged walk on `backend`: where measurement says it pays. Every
 /// backend has a staged kernel (tested against the intervals on every machine) and every
-/// table has the same staged tables, but on the AVX2-only AMD EPYC (Zen 3) the kernel with
-/// the portable staging step ran dfz10's uniform trace at 1.01× the uniform walk and its
-/// matched trace at 0.83× (`scripts/ab-planb.sh`, 7 rounds, BENCHMARKS.md, issue 33), so
-/// only AVX-512 (gathers and compresses: dfz10 uniform 1.6–1.7× on a Xeon) takes it.
+/// table has the same staged tables. On the AVX2-only AMD EPYC (Zen 3), against the uniform
+/// walk (`scripts/ab-planb.sh`, dfz10, 2 M addresses, 7 rounds, BENCHMARKS.md, issue 33): the
+/// portable staging step 1.01x uniform and 0.83x matched; AVX2's gather step 1.28x uniform
+/// and 0.85x matched. Only AVX-512 (gathers and compresses: dfz10 uniform 1.6-1.7x on a
+/// Xeon) takes it by default.
 pub fn runs_on(backend: crate::engine::Backend) -> bool {
     #[cfg(test)]
     if tests::EVERY_BACKEND.get() {

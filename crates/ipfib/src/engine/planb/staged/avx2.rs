@@ -103,7 +103,10 @@ pub unsafe fn stage<I: AddressInput<u128>, const SWAP: bool>(
             let mut entry = _mm256_i32gather_epi32::<4>(entries.as_ptr().cast(), chunk);
             let splits = _mm256_cmpeq_epi32(_mm256_and_si256(entry, kind), split);
             if mask_of(splits) != 0 {
-                let shift = _mm256_and_si256(_mm256_srli_epi32::<{ SUB_SHIFT_AT as i32 }>(entry), shift_bits);
+                let shift = _mm256_and_si256(
+                    _mm256_srli_epi32::<{ SUB_SHIFT_AT as i32 }>(entry),
+                    shift_bits,
+                );
                 let index = _mm256_add_epi32(
                     _mm256_and_si256(entry, sub_base),
                     _mm256_srlv_epi32(key, shift),
@@ -117,19 +120,41 @@ pub unsafe fn stage<I: AddressInput<u128>, const SWAP: bool>(
             if walk == 0 {
                 continue;
             }
-            let leaf = walk & mask_of(_mm256_cmpeq_epi32(_mm256_and_si256(entry, enter_leaf), enter_leaf));
-            let near = walk & mask_of(_mm256_cmpeq_epi32(_mm256_and_si256(entry, enter_near), enter_near));
+            let leaf = walk
+                & mask_of(_mm256_cmpeq_epi32(
+                    _mm256_and_si256(entry, enter_leaf),
+                    enter_leaf,
+                ));
+            let near = walk
+                & mask_of(_mm256_cmpeq_epi32(
+                    _mm256_and_si256(entry, enter_near),
+                    enter_near,
+                ));
             let node = _mm256_and_si256(entry, entry_node);
             let at = _mm256_add_epi32(lane, _mm256_set1_epi32(base as i32));
             // `ENTER_MID` is both marks; classes in `Classes` order: root, mid, near, leaf.
-            let masks = [walk & !(leaf | near), leaf & near, near & !leaf, leaf & !near];
+            let masks = [
+                walk & !(leaf | near),
+                leaf & near,
+                near & !leaf,
+                leaf & !near,
+            ];
             let classes_used = if (leaf | near) == 0 { 1 } else { 4 };
-            for ((p, len), mask) in classes.iter_mut().zip(&mut len).zip(masks).take(classes_used) {
+            for ((p, len), mask) in classes
+                .iter_mut()
+                .zip(&mut len)
+                .zip(masks)
+                .take(classes_used)
+            {
                 let order = _mm256_and_si256(
                     _mm256_srlv_epi32(_mm256_set1_epi32(LEFT_PACK[mask as usize] as i32), nibbles),
                     _mm256_set1_epi32(7),
                 );
-                for (slots, values) in [(p.x.as_mut_ptr(), key), (p.node.as_mut_ptr(), node), (p.at.as_mut_ptr(), at)] {
+                for (slots, values) in [
+                    (p.x.as_mut_ptr(), key),
+                    (p.node.as_mut_ptr(), node),
+                    (p.at.as_mut_ptr(), at),
+                ] {
                     _mm256_storeu_si256(
                         slots.add(*len).cast(),
                         _mm256_permutevar8x32_epi32(values, order),
