@@ -156,24 +156,27 @@ fn chunks<A: Family>(cstarts: &[u64], canswers: &[Answer]) -> (Vec<Chunk<A::Key>
             p += 1;
         }
         heads.push(current);
-        // Most chunks have no boundary: allocating their (empty) key lists anyway was 65,536
-        // allocations per build.
-        if !(p < cstarts.len() && chunk_of::<A>(cstarts[p]) == chunk) {
+        // The boundaries inside this chunk; most chunks have none and allocate nothing (empty
+        // key lists for them were 65,536 allocations per build).
+        let end = p + cstarts[p..]
+            .iter()
+            .take_while(|&&s| chunk_of::<A>(s) == chunk)
+            .count();
+        if end == p {
             continue;
-        }
-        let mut keys = Vec::new();
-        let mut answers = vec![current];
-        while p < cstarts.len() && chunk_of::<A>(cstarts[p]) == chunk {
-            keys.push(A::Key::from_coarse(cstarts[p] - 1));
-            answers.push(canswers[p]);
-            current = canswers[p];
-            p += 1;
         }
         with_keys.push(Chunk {
             index: chunk,
-            keys,
-            answers,
+            keys: cstarts[p..end]
+                .iter()
+                .map(|&s| A::Key::from_coarse(s - 1))
+                .collect(),
+            answers: std::iter::once(current)
+                .chain(canswers[p..end].iter().copied())
+                .collect(),
         });
+        current = canswers[end - 1];
+        p = end;
     }
     (with_keys, heads)
 }
