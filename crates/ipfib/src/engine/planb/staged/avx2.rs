@@ -84,35 +84,65 @@ pub unsafe fn stage<I: AddressInput<u128>, const SWAP: bool>(
         let (entries, sub) = (&staged.entries, &staged.sub);
         let mask_of = |v: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(v)) as u32;
         let mut len = classes.each_ref().map(|p| p.len);
-        for j in 0..steps {
-            let base = start + STEP * j;
-            if j % 2 == 0 {
-                let ahead = base + STAGE_AHEAD * 2 * STEP;
-                if let Some(ahead) = addrs.get(ahead..ahead + 2 * STEP) {
-                    s.prefetch_input::<_, false>(ahead);
+        // Pass 1: every lane's entry, with no branch on a gathered value, so that the
+        // gathers of successive steps overlap; the sub-table lines a step needs are asked
+        // for `SUB_AHEAD` steps before its second gather.
+        const SUB_AHEAD: usize = 8;
+        let mut entry_of = [0u32; super::BLOCK];
+        let mut key_of = [0u32; super::BLOCK];
+        let mut index_of = [0u32; super::BLOCK];
+        for j in 0..steps + SUB_AHEAD {
+            if j < steps {
+                let base = start + STEP * j;
+                if j % 2 == 0 {
+                    let ahead = base + STAGE_AHEAD * 2 * STEP;
+                    if let Some(ahead) = addrs.get(ahead..ahead + 2 * STEP) {
+                        s.prefetch_input::<_, false>(ahead);
+                    }
                 }
-            }
-            let (mut keys, mut chunks) = ([0u32; STEP], [0u32; STEP]);
-            for i in 0..STEP {
-                let coarse = s.at(addrs, base + i).address().coarse();
-                keys[i] = coarse as u32;
-                chunks[i] = (coarse >> 32) as u32;
-            }
-            let key = _mm256_loadu_si256(keys.as_ptr().cast());
-            let chunk = _mm256_loadu_si256(chunks.as_ptr().cast());
-            let mut entry = _mm256_i32gather_epi32::<4>(entries.as_ptr().cast(), chunk);
-            let splits = _mm256_cmpeq_epi32(_mm256_and_si256(entry, kind), split);
-            if mask_of(splits) != 0 {
+                let (mut keys, mut chunks) = ([0u32; STEP], [0u32; STEP]);
+                for i in 0..STEP {
+                    let coarse = s.at(addrs, base + i).address().coarse();
+                    keys[i] = coarse as u32;
+                    chunks[i] = (coarse >> 32) as u32;
+                }
+                let key = _mm256_loadu_si256(keys.as_ptr().cast());
+                let chunk = _mm256_loadu_si256(chunks.as_ptr().cast());
+                let entry = _mm256_i32gather_epi32::<4>(entries.as_ptr().cast(), chunk);
+                let splits = _mm256_cmpeq_epi32(_mm256_and_si256(entry, kind), split);
                 let shift = _mm256_and_si256(
                     _mm256_srli_epi32::<{ SUB_SHIFT_AT as i32 }>(entry),
                     shift_bits,
                 );
-                let index = _mm256_add_epi32(
-                    _mm256_and_si256(entry, sub_base),
-                    _mm256_srlv_epi32(key, shift),
+                let index = _mm256_and_si256(
+                    _mm256_add_epi32(
+                        _mm256_and_si256(entry, sub_base),
+                        _mm256_srlv_epi32(key, shift),
+                    ),
+                    splits,
                 );
-                entry = _mm256_mask_i32gather_epi32::<4>(entry, sub.as_ptr().cast(), index, splits);
+                _mm256_storeu_si256(entry_of.as_mut_ptr().add(STEP * j).cast(), entry);
+                _mm256_storeu_si256(key_of.as_mut_ptr().add(STEP * j).cast(), key);
+                _mm256_storeu_si256(index_of.as_mut_ptr().add(STEP * j).cast(), index);
+                for &i in &index_of[STEP * j..STEP * j + STEP] {
+                    _mm_prefetch::<_MM_HINT_T0>(sub.as_ptr().add(i as usize).cast());
+                }
             }
+            if j >= SUB_AHEAD {
+                let at = STEP * (j - SUB_AHEAD);
+                let entry = _mm256_loadu_si256(entry_of.as_ptr().add(at).cast());
+                let index = _mm256_loadu_si256(index_of.as_ptr().add(at).cast());
+                let splits = _mm256_cmpeq_epi32(_mm256_and_si256(entry, kind), split);
+                let entry =
+                    _mm256_mask_i32gather_epi32::<4>(entry, sub.as_ptr().cast(), index, splits);
+                _mm256_storeu_si256(entry_of.as_mut_ptr().add(at).cast(), entry);
+            }
+        }
+        // Pass 2: the answers, and the walk lanes packed by class.
+        for j in 0..steps {
+            let base = start + STEP * j;
+            let entry = _mm256_loadu_si256(entry_of.as_ptr().add(STEP * j).cast());
+            let key = _mm256_loadu_si256(key_of.as_ptr().add(STEP * j).cast());
             let none = _mm256_cmpeq_epi32(_mm256_and_si256(entry, no_route), no_route);
             let answer = _mm256_blendv_epi8(_mm256_and_si256(entry, hop), missing, none);
             _mm256_storeu_si256(out.as_mut_ptr().add(base).cast(), answer);
