@@ -7,7 +7,7 @@
 //! the rare fallback cell the cell's range, the lines its binary search probes and the answer.
 //!
 //! A trace is counted as a batch of raw next hops runs it: where the table has staged tables
-//! and its backend takes the staged walk ([`super::staged::runs_on`]), each block of [`BLOCK`](super::staged::BLOCK) addresses that the batch
+//! and its backend takes the staged walk ([`super::staged::rule`]), each block of [`BLOCK`](super::staged::BLOCK) addresses that the batch
 //! would stage reads the staged entry instead of the direct entry, its sub-table entry in a
 //! split chunk, and the tree only when neither answered. Single lookups and `Option` batches
 //! always walk.
@@ -96,10 +96,8 @@ impl<A: Family> PlanB<A> {
 
     /// The lines each lookup of `addrs` reads in a batch of raw next hops (module docs).
     fn batch_lines_touched<'a>(&'a self, addrs: &'a [A]) -> impl Iterator<Item = Touched> + 'a {
-        let staged = self
-            .staged
-            .as_ref()
-            .filter(|_| super::staged::runs_on(self.backend()));
+        let rule = super::staged::rule(self.backend());
+        let staged = self.staged.as_ref().zip(rule);
         let cut: Vec<_> = match staged {
             Some(_) => blocks(addrs.len()).collect(),
             None => Vec::new(),
@@ -108,7 +106,9 @@ impl<A: Family> PlanB<A> {
         cut.into_iter()
             .map(|b| &addrs[b])
             .flat_map(move |block| {
-                let staged = staged.filter(|s| s.stages(block, |a| a.coarse()));
+                let staged = staged
+                    .filter(|(s, rule)| s.stages(*rule, block, |a| a.coarse()))
+                    .map(|(s, _)| s);
                 block.iter().map(move |&a| match staged {
                     Some(s) => self.staged_lines_touched(s, a),
                     None => self.lines_touched(a),

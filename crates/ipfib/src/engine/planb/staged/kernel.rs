@@ -9,15 +9,15 @@
 //! compresses ([`super::avx512`]) for `Avx512`, AVX2's gathers and left-pack permutations
 //! ([`super::avx2`]) for `Avx2`. NEON runs the portable step compiled with its instruction
 //! set. Which backends take the staged walk by default is decided in one place,
-//! [`super::runs_on`].
+//! [`super::rule`].
 //!
 //! Scratch space: the packed lanes of a batch (about 200 KiB, [`Classes`]) are allocated once
 //! per thread, on its first staged block, and kept for its later batches (see
 //! [`PACKED_LANES`]); no other allocation is made on the lookup path.
 
 use super::{
-    blocks, is_split, sample, Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK, ENTRY_NODE,
-    SUB_BASE, SUB_SHIFT_AT,
+    blocks, is_split, sample, Rule, Staged, ANSWERED, ANSWERED_HOP, ANSWERED_MISS, BLOCK,
+    ENTRY_NODE, SUB_BASE, SUB_SHIFT_AT,
 };
 use crate::addr::AddressInput;
 use crate::engine::planb::layout::Family;
@@ -75,6 +75,7 @@ pub(in crate::engine::planb) trait Kernel: Search {
         t: &PlanB<u128>,
         s: Self,
         staged: &Staged,
+        rule: Rule,
         addrs: &[I],
         out: &mut [NextHop],
         miss: NextHop,
@@ -138,6 +139,7 @@ macro_rules! kernel {
                 t: &PlanB<u128>,
                 s: Self,
                 staged: &Staged,
+                rule: Rule,
                 addrs: &[I],
                 out: &mut [NextHop],
                 miss: NextHop,
@@ -147,15 +149,16 @@ macro_rules! kernel {
                     t: &PlanB<u128>,
                     s: $token,
                     staged: &Staged,
+                    rule: Rule,
                     addrs: &[I],
                     out: &mut [NextHop],
                     miss: NextHop,
                 ) {
                     // SAFETY: the caller's contract (`Kernel::walk`).
-                    unsafe { staged_walk::<$token, I, SWAP>(t, s, staged, addrs, out, miss) }
+                    unsafe { staged_walk::<$token, I, SWAP>(t, s, staged, rule, addrs, out, miss) }
                 }
                 // SAFETY: the caller's contract; the token proves the CPU features.
-                unsafe { walk::<I, SWAP>(t, s, staged, addrs, out, miss) }
+                unsafe { walk::<I, SWAP>(t, s, staged, rule, addrs, out, miss) }
             }
 
             #[inline(always)]
@@ -255,6 +258,7 @@ unsafe fn staged_walk<S: Kernel, I: AddressInput<u128>, const SWAP: bool>(
     t: &PlanB<u128>,
     s: S,
     staged: &Staged,
+    rule: Rule,
     addrs: &[I],
     out: &mut [NextHop],
     miss: NextHop,
@@ -262,14 +266,30 @@ unsafe fn staged_walk<S: Kernel, I: AddressInput<u128>, const SWAP: bool>(
     // SAFETY: caller's contract; the depth passed is the table's own.
     unsafe {
         match (t.narrow, t.depth) {
-            (false, 3) => staged_walk_in::<S, I, SWAP, false, 3>(t, s, staged, addrs, out, miss),
-            (false, 4) => staged_walk_in::<S, I, SWAP, false, 4>(t, s, staged, addrs, out, miss),
-            (false, 5) => staged_walk_in::<S, I, SWAP, false, 5>(t, s, staged, addrs, out, miss),
-            (false, 6) => staged_walk_in::<S, I, SWAP, false, 6>(t, s, staged, addrs, out, miss),
-            (true, 3) => staged_walk_in::<S, I, SWAP, true, 3>(t, s, staged, addrs, out, miss),
-            (true, 4) => staged_walk_in::<S, I, SWAP, true, 4>(t, s, staged, addrs, out, miss),
-            (true, 5) => staged_walk_in::<S, I, SWAP, true, 5>(t, s, staged, addrs, out, miss),
-            (true, 6) => staged_walk_in::<S, I, SWAP, true, 6>(t, s, staged, addrs, out, miss),
+            (false, 3) => {
+                staged_walk_in::<S, I, SWAP, false, 3>(t, s, staged, rule, addrs, out, miss)
+            }
+            (false, 4) => {
+                staged_walk_in::<S, I, SWAP, false, 4>(t, s, staged, rule, addrs, out, miss)
+            }
+            (false, 5) => {
+                staged_walk_in::<S, I, SWAP, false, 5>(t, s, staged, rule, addrs, out, miss)
+            }
+            (false, 6) => {
+                staged_walk_in::<S, I, SWAP, false, 6>(t, s, staged, rule, addrs, out, miss)
+            }
+            (true, 3) => {
+                staged_walk_in::<S, I, SWAP, true, 3>(t, s, staged, rule, addrs, out, miss)
+            }
+            (true, 4) => {
+                staged_walk_in::<S, I, SWAP, true, 4>(t, s, staged, rule, addrs, out, miss)
+            }
+            (true, 5) => {
+                staged_walk_in::<S, I, SWAP, true, 5>(t, s, staged, rule, addrs, out, miss)
+            }
+            (true, 6) => {
+                staged_walk_in::<S, I, SWAP, true, 6>(t, s, staged, rule, addrs, out, miss)
+            }
             _ => crate::engine::planb::walk::batch(t, s, addrs, out, miss),
         }
     }
@@ -290,6 +310,7 @@ unsafe fn staged_walk_in<
     t: &PlanB<u128>,
     s: S,
     staged: &Staged,
+    rule: Rule,
     addrs: &[I],
     out: &mut [NextHop],
     miss: NextHop,
@@ -311,7 +332,7 @@ unsafe fn staged_walk_in<
                 s.prefetch(a);
             }
         }
-        if staged.stages(&addrs[block.clone()], |a| a.address().coarse()) {
+        if staged.stages(rule, &addrs[block.clone()], |a| a.address().coarse()) {
             // SAFETY: caller's contract, as above; `DEPTH` is the table's depth.
             unsafe {
                 batch_of_depth::<u128, I, S, NextHop, false, N, DEPTH>(

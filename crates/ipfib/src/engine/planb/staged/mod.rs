@@ -137,15 +137,26 @@ pub fn sample<T>(block: &[T]) -> impl Iterator<Item = &T> {
         .take(SAMPLES)
 }
 
-/// Whether a block whose sample holds `saving` lanes that the staged tables answer or start
-/// below their entry node is worth staging: three in eight or more. Staging every block
-/// costs 0.82× on dfz10's matched trace when no lane is answered and every lane walks from
-/// its entry node, and breaks even near 30 % answered (dfz10's uniform trace before
-/// sub-tables: in-process A/B, 2 M addresses). Counting lanes that start deeper stages the
-/// blocks of a matched trace too, now that the sub-tables are chosen for it: bart-tier1
-/// IPv6 matched +20–25 %, dfz10 matched +8–12 % in some windows of this shared machine and
-/// −5–10 % in others (`ipfib bench`, BENCHMARKS.md "Session 20"). Near the bar either walk
-/// costs about the same, so blocks that flip between them cost little.
+/// Which lanes of a block's sample count towards staging it ([`Staged::stages`]), per
+/// backend ([`rule`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// Lanes the staged tables answer: the backends whose staging step costs more than the
+    /// searches a deeper start saves.
+    Answered,
+    /// Lanes answered, or started below their entry node (the matched traffic the sub-tables
+    /// are also chosen for).
+    AnsweredOrDeeper,
+}
+
+/// Whether a block whose sample holds `saving` lanes that count under the backend's [`Rule`]
+/// is worth staging: three in eight or more. Staging every block costs 0.82× on dfz10's
+/// matched trace when no lane is answered and every lane walks from its entry node, and
+/// breaks even near 30 % answered (dfz10's uniform trace before sub-tables: in-process A/B,
+/// 2 M addresses). Counting lanes that start deeper stages the blocks of a matched trace too:
+/// with AVX-512, bart-tier1 IPv6 matched +20–25 %, dfz10 matched +8–12 % in some windows of a
+/// shared Xeon and −5–10 % in others (`ipfib bench`, BENCHMARKS.md "Session 20"). Near the
+/// bar either walk costs about the same, so blocks that flip between them cost little.
 #[inline(always)]
 fn worth_staging(saving: usize) -> bool {
     saving * 8 >= 3 * SAMPLES
@@ -242,16 +253,17 @@ impl Staged {
     }
 
     /// Whether the staged batch stages `block` (one of [`blocks`], `coarse` giving each
-    /// address's coarse address): whether the staged tables answer enough of its sample, or
-    /// start it below the entry node ([`sample`], [`worth_staging`]). The batch and the lines model ([`super::lines`]) both
+    /// address's coarse address): whether enough of its sample counts under `rule`
+    /// ([`sample`], [`worth_staging`]). The batch and the lines model ([`super::lines`]) both
     /// decide through here.
     #[inline(always)]
-    pub fn stages<T>(&self, block: &[T], coarse: impl Fn(&T) -> u64) -> bool {
+    pub fn stages<T>(&self, rule: Rule, block: &[T], coarse: impl Fn(&T) -> u64) -> bool {
         worth_staging(
             sample(block)
                 .filter(|a| {
                     let entry = self.entry(coarse(a));
-                    entry & ANSWERED != 0 || deep_searches(entry).is_some()
+                    entry & ANSWERED != 0
+                        || (rule == Rule::AnsweredOrDeeper && deep_searches(entry).is_some())
                 })
                 .count(),
         )
@@ -455,19 +467,25 @@ fn answered(decoded: Decoded) -> Option<u32> {
     }
 }
 
-/// Whether batches take the staged walk on `backend`: where measurement says it pays. Every
-/// backend has a staged kernel (tested against the intervals on every machine) and every
-/// table has the same staged tables. On the AVX2-only AMD EPYC (Zen 3), against the uniform
-/// walk (`scripts/ab-planb.sh`, dfz10, 2 M addresses, 7 rounds, BENCHMARKS.md, issue 33): the
-/// portable staging step 1.01x uniform and 0.83x matched; AVX2's gather step 1.28x uniform
-/// and 0.85x matched. Only AVX-512 (gathers and compresses: dfz10 uniform 1.6-1.7x on a
-/// Xeon) takes it by default.
-pub fn runs_on(backend: crate::engine::Backend) -> bool {
+/// Whether batches take the staged walk on `backend`, and by which [`Rule`]: where
+/// measurement says it pays. Every backend has a staged kernel (tested against the intervals
+/// on every machine) and every table has the same staged tables. On the AVX2-only AMD EPYC
+/// (Zen 3), against the uniform walk (`scripts/ab-planb.sh`, dfz10, 2 M addresses, 7 rounds,
+/// BENCHMARKS.md): the portable staging step 1.01× uniform and 0.83× matched, so the scalar
+/// and NEON backends take the uniform walk; AVX2's gather step stages by answered lanes only
+/// (counting deeper starts too it read 1.28× uniform but 0.85× matched). AVX-512 (gathers
+/// and compresses: dfz10 uniform 1.6–1.7× on a Xeon) also stages blocks of deeper starts.
+pub fn rule(backend: crate::engine::Backend) -> Option<Rule> {
+    use crate::engine::Backend;
     #[cfg(test)]
-    if tests::EVERY_BACKEND.get() {
-        return true;
+    if let Some(rule) = tests::EVERY_BACKEND.get() {
+        return Some(rule);
     }
-    backend == crate::engine::Backend::Avx512
+    match backend {
+        Backend::Avx512 => Some(Rule::AnsweredOrDeeper),
+        Backend::Avx2 => Some(Rule::Answered),
+        _ => None,
+    }
 }
 
 /// The staged batch of `addrs` into `out`, if `t` has staged tables and the addresses a
@@ -484,7 +502,10 @@ pub fn batch<I: AddressInput<u128>>(
     let Some(staged) = t.staged.as_ref() else {
         return false;
     };
-    if !runs_on(t.dispatch.backend()) || u32::try_from(addrs.len()).is_err() {
+    let Some(rule) = rule(t.dispatch.backend()) else {
+        return false;
+    };
+    if u32::try_from(addrs.len()).is_err() {
         return false;
     }
     // SAFETY: `t` satisfies the structure invariants and has staged tables only when it has
@@ -494,12 +515,12 @@ pub fn batch<I: AddressInput<u128>>(
     unsafe {
         match t.dispatch {
             #[cfg(target_arch = "x86_64")]
-            Dispatch::Avx512(s) => run(t, s, staged, addrs, out, miss),
+            Dispatch::Avx512(s) => run(t, s, staged, rule, addrs, out, miss),
             #[cfg(target_arch = "x86_64")]
-            Dispatch::Avx2(s) => run(t, s, staged, addrs, out, miss),
-            Dispatch::Scalar(s) => run(t, s, staged, addrs, out, miss),
+            Dispatch::Avx2(s) => run(t, s, staged, rule, addrs, out, miss),
+            Dispatch::Scalar(s) => run(t, s, staged, rule, addrs, out, miss),
             #[cfg(target_arch = "aarch64")]
-            Dispatch::Neon(s) => run(t, s, staged, addrs, out, miss),
+            Dispatch::Neon(s) => run(t, s, staged, rule, addrs, out, miss),
         }
     }
 }
@@ -513,6 +534,7 @@ unsafe fn run<S: Kernel, I: AddressInput<u128>>(
     t: &PlanB<u128>,
     s: S,
     staged: &Staged,
+    rule: Rule,
     addrs: &[I],
     out: &mut [NextHop],
     miss: NextHop,
@@ -520,8 +542,8 @@ unsafe fn run<S: Kernel, I: AddressInput<u128>>(
     // SAFETY: caller's contract, with `SWAP` as the layout says.
     unsafe {
         match I::LAYOUT {
-            InputLayout::Native => S::walk::<I, false>(t, s, staged, addrs, out, miss),
-            InputLayout::NetworkOrder => S::walk::<I, true>(t, s, staged, addrs, out, miss),
+            InputLayout::Native => S::walk::<I, false>(t, s, staged, rule, addrs, out, miss),
+            InputLayout::NetworkOrder => S::walk::<I, true>(t, s, staged, rule, addrs, out, miss),
             _ => return false,
         }
     }
@@ -594,8 +616,8 @@ mod tests {
 
     std::thread_local! {
         /// Set by a test to have batches take the staged walk on every backend, whether it
-        /// pays there or not ([`runs_on`]), so that every kernel is tested on every machine.
-        pub(super) static EVERY_BACKEND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// pays there or not ([`rule`]), so that every kernel is tested on every machine.
+        pub(super) static EVERY_BACKEND: std::cell::Cell<Option<Rule>> = const { std::cell::Cell::new(None) };
     }
 
     fn chunk_range(chunk: u128) -> [u128; 3] {
@@ -607,10 +629,15 @@ mod tests {
     #[test]
     fn batches_stage_by_default_only_where_it_pays() {
         for backend in Backend::ALL {
-            assert_eq!(runs_on(backend), backend == Backend::Avx512, "{backend}");
+            let expected = match backend {
+                Backend::Avx512 => Some(Rule::AnsweredOrDeeper),
+                Backend::Avx2 => Some(Rule::Answered),
+                _ => None,
+            };
+            assert_eq!(rule(backend), expected, "{backend}");
         }
-        EVERY_BACKEND.set(true);
-        assert!(Backend::ALL.into_iter().all(runs_on));
+        EVERY_BACKEND.set(Some(Rule::AnsweredOrDeeper));
+        assert!(Backend::ALL.into_iter().all(|b| rule(b).is_some()));
     }
 
     #[test]
@@ -789,7 +816,7 @@ mod tests {
 
     #[test]
     fn lines_model_follows_the_staged_batch() {
-        EVERY_BACKEND.set(true);
+        EVERY_BACKEND.set(Some(Rule::AnsweredOrDeeper));
         let planb = PlanB::build(&table(false), &BuildOptions::default()).unwrap();
         let staged = planb.staged.as_ref().unwrap();
         let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -983,7 +1010,7 @@ mod tests {
     /// structure), and a choice out of bounds is refused, on every CPU.
     #[test]
     fn a_choice_of_sub_tables_is_checked_not_trusted() {
-        EVERY_BACKEND.set(true);
+        EVERY_BACKEND.set(Some(Rule::AnsweredOrDeeper));
         let table = table(false);
         let intervals = Intervals::from_table(&table);
         let mut planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
@@ -1025,9 +1052,11 @@ mod tests {
                 .map(|_| (chunk << 112) | (random() >> 16))
                 .collect();
             assert!(
-                addrs
-                    .chunks(BLOCK)
-                    .all(|b| staged.stages(b, |&a| (a >> 80) as u64)),
+                addrs.chunks(BLOCK).all(|b| staged.stages(
+                    Rule::AnsweredOrDeeper,
+                    b,
+                    |&a| (a >> 80) as u64
+                )),
                 "{chunk:x}::/16 takes the staged walk"
             );
             for backend in Backend::available() {
@@ -1090,7 +1119,7 @@ mod tests {
     /// fallback cell), mixed runs and short tails, each miss value, against the intervals.
     #[test]
     fn staged_batches_answer_as_the_intervals_do() {
-        EVERY_BACKEND.set(true);
+        EVERY_BACKEND.set(Some(Rule::AnsweredOrDeeper));
         for backend in Backend::available() {
             for wide in [false, true] {
                 staged_batches_in(backend, wide);
@@ -1122,7 +1151,8 @@ mod tests {
             .map(|_| (0x2006u128 << 112) | (random() >> 16))
             .collect();
         let staged = planb.staged.as_ref().unwrap();
-        let staged_block = |block: &[u128]| staged.stages(block, |&a| (a >> 80) as u64);
+        let staged_block =
+            |block: &[u128]| staged.stages(Rule::AnsweredOrDeeper, block, |&a| (a >> 80) as u64);
         let searches = |a: u128| match staged.entry((a >> 80) as u64) {
             e if e & ANSWERED != 0 => 0,
             e => Staged::start(e, planb.depth).1,
