@@ -17,10 +17,11 @@
 //!    IPv6) when every answer fits.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 use super::fallback::Fallback;
-use super::layout::{chunk_of, fanout, Answer, Family, Key, Segment, DIRECT_BITS, LEAF_ENTRY};
+use super::layout::{chunk_of, fanout, Answer, Family, Key, DIRECT_BITS, LEAF_ENTRY};
+use super::line::Segment;
+use super::tree::Parts;
 use crate::interval::Intervals;
 use crate::prefix::Prefix;
 use crate::route_table::{NextHop, RouteTable};
@@ -289,7 +290,7 @@ impl<A: Family> SegmentBuilder<A> {
 }
 
 /// Builds the whole structure: one segment holding every chunk tree.
-pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
+pub(super) fn build<A: Family>(table: &RouteTable<A>) -> Parts<A> {
     let intervals = Intervals::from_table(table);
     let mut fallback = Fallback::default();
     let (cstarts, canswers) = project(intervals.starts(), intervals.values(), &mut fallback);
@@ -329,20 +330,17 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> super::Parts<A> {
         };
     }
     let results = distinct_answers(intervals.values());
-    super::Parts {
-        direct: direct.into(),
-        segment_of: Box::new([]),
-        depth,
-        narrow,
-        segments: vec![Arc::new(Segment {
+    Parts::full(
+        direct.into(),
+        Segment {
             lines: segment.lines.into(),
             fallback: segment.fallback,
-        })],
-        intervals: Some(intervals.len()),
-        results: Some(results),
-        live: None,
-        users: None,
-    }
+        },
+        depth,
+        narrow,
+        intervals.len(),
+        results,
+    )
 }
 
 /// Distinct answers of the intervals ("no route" included).
@@ -352,7 +350,8 @@ fn distinct_answers(values: &[Option<NextHop>]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::layout::{Line32, CELL, NO_ROUTE};
+    use super::super::layout::{CELL, NO_ROUTE};
+    use super::super::line::Line32;
     use super::*;
 
     #[test]

@@ -27,8 +27,8 @@
 //! A table whose next hops (and fallback cell numbers) all fit 16 bits (tables of next-hop
 //! ids, as routers keep, or of origin-AS ranks) gets narrow leaves: 15 answers per line
 //! instead of 10 (IPv4), 10 instead of 8 (IPv6), so its leaves take a third (a fifth) less
-//! memory. The format is fixed per table and family ([`super::PlanB`]'s `narrow`), so the
-//! walk is compiled for each and never tests it per lookup.
+//! memory. The format is fixed per table and family (the `narrow` of [`super::PlanB`]'s tree,
+//! `tree`), so the walk is compiled for each and never tests it per lookup.
 //!
 //! In a table of depth 2 (one inner level: nearly every IPv4 table), a chunk whose tree is a
 //! single leaf is entered at that leaf: its direct entry carries [`LEAF_ENTRY`], and the
@@ -36,28 +36,15 @@
 //! such chunk needs an all-padding inner node in front of its leaf (a third of IPv4 et-2015's
 //! chunks), and a lookup reads that line too.
 
-use super::fallback::Fallback;
+use super::line::{Line16, Line32};
 use super::search::Search;
 use crate::addr::{Address, AddressInput};
 use crate::route_table::NextHop;
-use crate::storage::{Array, Pod};
+use crate::storage::Pod;
 use std::fmt::Debug;
 
 /// Bits resolved by the direct table in front of the trees.
 pub const DIRECT_BITS: u32 = 16;
-
-/// Lines of chunk trees and the fallback cells their leaves name. Links are indices into the
-/// segment's own lines, so a segment can be shared by several versions of a table: a table
-/// starts as one segment, and a live table's partial rebuild adds a segment with the rebuilt
-/// chunks and shares the others (behind `Arc`) with the version before.
-#[derive(Debug)]
-pub struct Segment<A: Family> {
-    /// Inner nodes and leaves; links are indices into this array. Owned, or in place in a
-    /// saved table's file.
-    pub lines: Array<<A::Key as Key>::Line>,
-    /// Cells a leaf position of this segment names with [`CELL`].
-    pub fallback: Fallback<A>,
-}
 
 /// Flag bit of a direct-table entry that names its chunk's only leaf in a table of depth 2
 /// (module docs); the entry's other bits are the leaf's line.
@@ -73,17 +60,6 @@ pub const fn entry_line(entry: u32) -> u32 {
 pub const NO_ROUTE: u32 = 1;
 /// Flag bit (shifted by the position) of a leaf position whose hop slot names a fallback cell.
 pub const CELL: u32 = 1 << 16;
-
-/// 64 bytes as sixteen 32-bit words (IPv6 nodes).
-#[repr(C, align(64))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Line32(pub [u32; 16]);
-
-/// 64 bytes as thirty-two 16-bit halves (IPv4 nodes). Links, flags and hops are 32-bit words
-/// stored little-endian in two halves.
-#[repr(C, align(64))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Line16(pub [u16; 32]);
 
 /// What a leaf position answers, as the builder sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

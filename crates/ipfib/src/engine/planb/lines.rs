@@ -44,12 +44,12 @@ impl<A: Family> PlanB<A> {
     pub(crate) fn lines_touched(&self, addr: A) -> Touched {
         let coarse = addr.coarse();
         let chunk = chunk_of::<A>(coarse);
-        let segment = self.segment_of.get(chunk).map_or(0, |&s| s as usize);
-        let entry = self.direct[chunk];
+        let segment = self.tree().segment_of_chunk(chunk);
+        let entry = self.tree().entry(chunk);
         // A lane entered at its leaf searches that line twice (as an inner node, then as the
         // leaf): one line.
         let searches = if entry & LEAF_ENTRY == 0 {
-            self.depth
+            self.tree().depth()
         } else {
             1
         };
@@ -65,11 +65,12 @@ impl<A: Family> PlanB<A> {
         let steps = searches.saturating_sub(1);
         let node = self.descend(segment, node, x, steps);
         touched.tree += steps;
-        let segment = &self.segments[segment];
+        let narrow = self.tree().narrow();
+        let segment = self.tree().segment(segment);
         let leaf = &segment.lines[node as usize];
         touched.tree += 1;
-        let rank = A::Key::rank_leaf_in(Scalar, leaf, x, self.narrow);
-        if let Decoded::Cell(cell) = A::Key::decode_in(leaf, rank, self.narrow) {
+        let rank = A::Key::rank_leaf_in(Scalar, leaf, x, narrow);
+        if let Decoded::Cell(cell) = A::Key::decode_in(leaf, rank, narrow) {
             touched.fallback = segment.fallback.lines_touched(cell);
         }
         touched
@@ -82,7 +83,7 @@ impl<A: Family> PlanB<A> {
         let split = is_split(staged.entries[chunk_of::<A>(coarse)]);
         let entry = staged.entry(coarse);
         let walk = if entry & ANSWERED == 0 {
-            let (node, searches) = Staged::start(entry, self.depth);
+            let (node, searches) = Staged::start(entry, self.tree().depth());
             self.walk_lines(0, node, searches, addr)
         } else {
             Touched::default()
@@ -130,7 +131,7 @@ impl<A: Family> PlanB<A> {
             return Vec::new();
         }
         // A walk reads at most `depth` nodes; a step no lookup reaches is reported as 0.
-        let mut tree = vec![0usize; self.depth];
+        let mut tree = vec![0usize; self.tree().depth()];
         let (mut staged, mut sub, mut fallback) = (0, 0, 0);
         for t in self.batch_lines_touched(addrs) {
             for level in &mut tree[..t.tree] {
@@ -188,32 +189,33 @@ mod tests {
         }
         t.insert(Prefix::new((0x2a00_0db8 << 96) | (7 << 64), 64).unwrap(), 4);
         let p = PlanB::build(&t, &BuildOptions::default()).unwrap();
-        assert!(p.depth >= 3);
+        let depth = p.tree().depth();
+        assert!(depth >= 3);
         let plain: u128 = (0x2001_0db8 << 96) | (77 << 80);
-        assert_eq!(p.lines_touched(plain).total(), 1 + p.depth);
+        assert_eq!(p.lines_touched(plain).total(), 1 + depth);
         assert_eq!(
             p.lines_touched(0x3000 << 112).total(),
-            1 + p.depth,
+            1 + depth,
             "padding too"
         );
         let cell = p.lines_touched((0x2a00_0db8 << 96) | (7 << 64));
-        assert_eq!(cell.tree, p.depth);
+        assert_eq!(cell.tree, depth);
         assert!(cell.fallback >= 3, "range, probes and answer");
 
         let addrs = [plain, 0x3000 << 112, (0x2a00_0db8 << 96) | (7 << 64)];
         let avg = p.lines_per_lookup(&addrs).unwrap();
         let steps = p.lines_by_step(&addrs);
-        assert_eq!(steps.len(), 3 + p.depth + 1);
+        assert_eq!(steps.len(), 3 + depth + 1);
         assert_eq!(steps[0], ("direct".to_string(), 1.0), "too few to stage");
         assert_eq!(steps[1], ("staged".to_string(), 0.0));
         assert_eq!(steps[2], ("sub-table".to_string(), 0.0));
         assert_eq!(steps[3].0, "node 1");
-        assert_eq!(steps[p.depth + 3].0, "fallback");
+        assert_eq!(steps[depth + 3].0, "fallback");
         // Each address reads every node of the walk; one of the three also its cell's lines.
-        for (_, lines) in &steps[3..p.depth + 3] {
+        for (_, lines) in &steps[3..depth + 3] {
             assert_eq!(*lines, 1.0);
         }
-        assert_eq!(steps[p.depth + 3].1, cell.fallback as f64 / 3.0);
+        assert_eq!(steps[depth + 3].1, cell.fallback as f64 / 3.0);
         assert!((steps.iter().map(|s| s.1).sum::<f64>() - avg).abs() < 1e-12);
         assert!(p.lines_by_step(&[]).is_empty());
         assert_eq!(p.lines_per_lookup(&[]), None);

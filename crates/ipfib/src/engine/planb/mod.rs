@@ -13,21 +13,27 @@
 //! for every prefix length comes from interval partitioning ([`crate::interval`]) and, for IPv6
 //! boundaries finer than /48, the `fallback` stage.
 //!
-//! Modules: `layout` (what a line holds, written and read in one place), `builder` (route table
-//! → lines), `search` (node search per SIMD backend), `walk` (the lookup, single and batched,
+//! Modules: `line` (the line types and the segment that holds them), `layout` (what a line
+//! holds, written and read in one place), `builder` (route table → lines), `tree` (the built
+//! tree: direct table, segments, lines and fallback cells, owned in one place, with the one
+//! API that reads them back and derives a partial rebuild's or a compaction step's tree from
+//! them), `search` (node search per SIMD backend), `walk` (the lookup, single and batched,
 //! written once for every backend), `staged` (the chunks and blocks a copy of the direct table
 //! and its sub-tables answer alone, and the batch that answers them without a walk),
+//! `partial` (partial rebuilds and compaction steps), `saved` (a saved table's sections),
 //! `validate` (the invariants the unchecked walk relies on), `fallback` (the exact IPv6
 //! second stage), `lines` (a model of the cache lines a lookup reads).
 
 mod builder;
 mod fallback;
 mod layout;
+mod line;
 mod lines;
 mod partial;
 mod saved;
 mod search;
 mod staged;
+mod tree;
 mod validate;
 mod walk;
 
@@ -36,14 +42,14 @@ use crate::engine::{check_batch, Backend, Build, BuildOptions, Detail, Lookup};
 use crate::error::{BuildError, InvalidStructure, LookupError};
 use crate::prefix::Prefix;
 use crate::route_table::{NextHop, RouteTable};
-use crate::storage::Array;
-use layout::{Family, Key, Segment};
-use std::sync::Arc;
+use layout::{Family, Key};
+use line::Segment;
+use tree::{Parts, Tree};
 
 /// Lines one compaction step copies at most (128 KiB: a step costs about as much as a
 /// partial rebuild of a dense chunk).
 const COMPACT_BUDGET: usize = 2048;
-pub(crate) use layout::{Line16, Line32};
+pub(crate) use line::{Line16, Line32};
 
 /// The PlanB lookup structure for one family (`PlanB<u32>` = IPv4, `PlanB<u128>` = IPv6).
 ///
@@ -62,31 +68,9 @@ pub(crate) use layout::{Line16, Line32};
 /// ```
 #[derive(Clone, Debug)]
 pub struct PlanB<A: Family> {
-    /// Entry node of each top-16-bit chunk's tree (an inner node, or its leaf when `depth`
-    /// is 1), in segment `segment_of[chunk]`. Owned, or in place in a saved table's file.
-    direct: Array<u32>,
-    /// The segment of each chunk's tree. Read only when there are several segments (a live
-    /// table between compactions); with one, the walk never loads it.
-    segment_of: Box<[u16]>,
-    /// The lines and fallback cells of the trees, shared with other versions of the table.
-    segments: Vec<Arc<Segment<A>>>,
-    /// Segment 0's lines, held here too so a lookup reaches them in one load.
-    home: Array<<A::Key as Key>::Line>,
-    /// Node searches per lookup, the leaf's included (uniform across chunks).
-    depth: usize,
-    /// Leaves in the narrow format (16-bit hop slots; `layout` docs), in every segment.
-    narrow: bool,
-    /// Merged elementary intervals and distinct answers, counted by a full build (a partial
-    /// rebuild does not see the whole table, so it does not know them).
-    intervals: Option<usize>,
-    results: Option<usize>,
-    /// Lines of each segment that some chunk still uses (a one-answer chain several chunks
-    /// share counts as used until a full build or compaction): the rest are dead lines of
-    /// replaced trees, which compaction reclaims.
-    live: Vec<usize>,
-    /// Chunks whose tree is in each segment, so a partial rebuild knows which segments it
-    /// emptied without a pass over the 2^16 chunks.
-    users: Vec<u32>,
+    /// The direct table, the segments and their lines, and what is counted about them
+    /// (`tree`).
+    tree: Tree<A>,
     dispatch: search::Dispatch,
     /// The direct table with the chunks it answers alone marked, and sub-tables for chunks
     /// mostly answered a few bits further down, for the staged batch (`staged`); `None` where
@@ -94,57 +78,11 @@ pub struct PlanB<A: Family> {
     staged: Option<staged::Staged>,
 }
 
-/// The arrays the builder hands over.
-struct Parts<A: Family> {
-    direct: Array<u32>,
-    segment_of: Box<[u16]>,
-    segments: Vec<Arc<Segment<A>>>,
-    depth: usize,
-    narrow: bool,
-    intervals: Option<usize>,
-    results: Option<usize>,
-    /// Used lines per segment (`PlanB::live`); `None` when every line is (a full build).
-    live: Option<Vec<usize>>,
-    /// Chunks per segment (`PlanB::users`); `None`: count them from `segment_of`.
-    users: Option<Vec<u32>>,
-}
-
-/// Chunks per segment of a per-chunk segment table (`n` segments; an empty table means every
-/// chunk is in segment 0). Entries out of range are not counted (validation rejects them).
-fn count_users(segment_of: &[u16], n: usize) -> Vec<u32> {
-    let mut users = vec![0u32; n];
-    if segment_of.is_empty() {
-        if let Some(u) = users.first_mut() {
-            *u = 1 << layout::DIRECT_BITS;
-        }
-    }
-    for &s in segment_of {
-        if let Some(u) = users.get_mut(usize::from(s)) {
-            *u += 1;
-        }
-    }
-    users
-}
-
 impl<A: Family> PlanB<A> {
     fn from_parts(p: Parts<A>, backend: Backend) -> Result<Self, BuildError> {
-        let live = p
-            .live
-            .unwrap_or_else(|| p.segments.iter().map(|s| s.lines.len()).collect());
-        let users = p
-            .users
-            .unwrap_or_else(|| count_users(&p.segment_of, p.segments.len()));
+        let tree = Tree::from_parts(p);
         let mut planb = PlanB {
-            direct: p.direct,
-            segment_of: p.segment_of,
-            home: p.segments[0].lines.clone(),
-            segments: p.segments,
-            depth: p.depth,
-            narrow: p.narrow,
-            intervals: p.intervals,
-            results: p.results,
-            live,
-            users,
+            tree,
             dispatch: search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
                 backend: backend.name(),
             })?,
@@ -153,11 +91,17 @@ impl<A: Family> PlanB<A> {
         // The walk's unchecked accesses rest on these invariants; the builder establishes
         // them, and debug builds (the test profile) check that it did.
         #[cfg(debug_assertions)]
-        if let Err(e) = validate::check(&planb) {
+        if let Err(e) = validate::check(&planb.tree) {
             panic!("the builder made an invalid structure: {e}");
         }
         planb.staged = staged::Staged::of(&planb);
         Ok(planb)
+    }
+
+    /// The built tree (`tree`): what every reader of the structure reads.
+    #[inline(always)]
+    fn tree(&self) -> &Tree<A> {
+        &self.tree
     }
 
     /// The node-search backend in use.
@@ -176,23 +120,18 @@ impl<A: Family> PlanB<A> {
 
     /// Dependent steps of a lookup: the direct table plus the tree levels.
     pub fn depth(&self) -> usize {
-        self.depth + 1
+        self.tree.depth() + 1
     }
 
     /// Lines of every segment (inner nodes and leaves).
     fn lines(&self) -> usize {
-        self.segments.iter().map(|s| s.lines.len()).sum()
-    }
-
-    /// Fallback cells of every segment.
-    fn cells(&self) -> usize {
-        self.segments.iter().map(|s| s.fallback.cells()).sum()
+        self.tree.lines()
     }
 
     /// Merged elementary intervals of the table it was built from (`None` after a partial
     /// rebuild, which does not see the whole table).
     pub fn intervals(&self) -> Option<usize> {
-        self.intervals
+        self.tree.intervals()
     }
 
     /// The answer at position `rank` of `leaf`, a line of `segment`, as output kind `O` (a
@@ -222,19 +161,12 @@ impl<A: Family> PlanB<A> {
     }
 
     fn line_bytes(&self) -> usize {
-        self.segments
-            .iter()
-            .map(|s| std::mem::size_of_val(&*s.lines))
-            .sum()
+        self.tree.line_bytes()
     }
 
     /// Bytes of the staged tables (`staged`), if the table has them.
     fn staged_bytes(&self) -> usize {
         self.staged.as_ref().map_or(0, staged::Staged::bytes)
-    }
-
-    fn fallback_bytes(&self) -> usize {
-        self.segments.iter().map(|s| s.fallback.bytes()).sum()
     }
 
     /// The batched walk for the backend in use, into any output kind.
@@ -330,32 +262,36 @@ impl<A: Family> Lookup<A> for PlanB<A> {
     }
 
     fn memory_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.direct)
-            + std::mem::size_of_val(&*self.segment_of)
+        self.tree.direct_bytes()
+            + self.tree.segment_of_bytes()
             + self.line_bytes()
-            + self.fallback_bytes()
+            + self.tree.fallback_bytes()
             + self.staged_bytes()
     }
 
     fn describe(&self) -> Vec<Detail> {
-        let counted = self.intervals.zip(self.results).map(|(i, r)| {
-            [
-                Detail::count("intervals", i),
-                Detail::count("distinct_results", r),
-            ]
-        });
+        let counted = self
+            .tree
+            .intervals()
+            .zip(self.tree.results())
+            .map(|(i, r)| {
+                [
+                    Detail::count("intervals", i),
+                    Detail::count("distinct_results", r),
+                ]
+            });
         let mut details: Vec<Detail> = counted.into_iter().flatten().collect();
         details.extend([
             Detail::count("depth", self.depth()),
-            Detail::text("leaves", if self.narrow { "narrow" } else { "wide" }),
+            Detail::text("leaves", if self.tree.narrow() { "narrow" } else { "wide" }),
             Detail::text("node_search", self.backend().name()),
-            Detail::count("segments", self.segments.len()),
+            Detail::count("segments", self.tree.segments().len()),
             Detail::count("lines", self.lines()),
-            Detail::count("fallback_cells", self.cells()),
-            Detail::bytes("direct_bytes", std::mem::size_of_val(&*self.direct)),
-            Detail::bytes("segment_of_bytes", std::mem::size_of_val(&*self.segment_of)),
+            Detail::count("fallback_cells", self.tree.cells()),
+            Detail::bytes("direct_bytes", self.tree.direct_bytes()),
+            Detail::bytes("segment_of_bytes", self.tree.segment_of_bytes()),
             Detail::bytes("line_bytes", self.line_bytes()),
-            Detail::bytes("fallback_bytes", self.fallback_bytes()),
+            Detail::bytes("fallback_bytes", self.tree.fallback_bytes()),
             Detail::bytes("staged_bytes", self.staged_bytes()),
             Detail::count(
                 "staged_split_chunks",
@@ -386,7 +322,7 @@ impl<A: Family> Lookup<A> for PlanB<A> {
     }
 
     fn validate(&self) -> Result<(), InvalidStructure> {
-        validate::check(self)
+        validate::check(&self.tree)
     }
 
     /// Rebuilds only the chunks `changed` touches, sharing the rest (`partial`); `None` when a
@@ -498,8 +434,8 @@ mod tests {
                 .chain([(0, 1, widest), (0x0b00_0000, 16, 5)])
                 .collect();
             let planb = built(&routes);
-            assert_eq!(planb.narrow, narrow, "widest next hop {widest}");
-            assert_eq!(planb.depth, 2);
+            assert_eq!(planb.tree().narrow(), narrow, "widest next hop {widest}");
+            assert_eq!(planb.tree().depth(), 2);
             let probes: Vec<u32> = (0..2000u32)
                 .map(|i| 0x0a00_0000 | (i * 97))
                 .chain([0, u32::MAX, 0x0b00_0000, 0x0bff_ffff, 0x0b01_0000])
@@ -515,7 +451,7 @@ mod tests {
                 ])
                 .collect();
             assert_eq!(
-                built(&routes).narrow,
+                built(&routes).tree().narrow(),
                 narrow,
                 "IPv6, widest next hop {widest}"
             );

@@ -21,16 +21,14 @@
 //! so the segments they came from are dropped, without ever rebuilding the whole table.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use super::builder::{
     chunk_content, chunk_prefix, depth_for, narrow_fits, project, SegmentBuilder,
 };
 use super::fallback::Fallback;
-use super::layout::{
-    chunk_of, entry_line, Answer, Decoded, Family, Key, Segment, DIRECT_BITS, LEAF_ENTRY,
-};
-use super::{Parts, PlanB};
+use super::layout::{chunk_of, Answer, Decoded, Family, Key, DIRECT_BITS, LEAF_ENTRY};
+use super::tree::Parts;
+use super::PlanB;
 use crate::interval::Intervals;
 use crate::prefix::Prefix;
 use crate::route_table::RouteTable;
@@ -130,8 +128,7 @@ impl<A: Family> PlanB<A> {
     /// The step function of `chunk` as this table answers it, its fallback cells copied into
     /// `fallback`.
     fn steps(&self, chunk: usize, fallback: &mut Fallback<A>) -> Steps {
-        let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
-        let segment = &self.segments[seg];
+        let segment = self.tree().segment(self.tree().segment_of_chunk(chunk));
         let base = (chunk as u64) << (A::COARSE_BITS - DIRECT_BITS);
         let mut steps = Steps {
             starts: Vec::new(),
@@ -158,16 +155,17 @@ impl<A: Family> PlanB<A> {
     /// chunk's leaves, which are contiguous; each leaf's first answer repeats the previous
     /// leaf's last, so it is skipped.
     pub(super) fn ranges(&self, chunk: usize) -> impl Iterator<Item = (u64, Decoded)> + '_ {
-        let (seg, _, first, last) = self.span(chunk);
-        let leaves = &self.segments[seg].lines[first..=last];
-        let slots = A::Key::leaf_keys(self.narrow);
+        let (seg, _, first, last) = self.tree().span(chunk);
+        let narrow = self.tree().narrow();
+        let leaves = &self.tree().lines_of(seg)[first..=last];
+        let slots = A::Key::leaf_keys(narrow);
         leaves.iter().enumerate().flat_map(move |(i, leaf)| {
             (usize::from(i > 0)..=A::Key::keys_in(leaf, slots)).map(move |r| {
                 let start = match r {
                     0 => 0,
                     r => A::Key::to_low(A::Key::key_at(leaf, r - 1)) + 1,
                 };
-                (start, A::Key::decode_in(leaf, r as u32, self.narrow))
+                (start, A::Key::decode_in(leaf, r as u32, narrow))
             })
         })
     }
@@ -235,10 +233,11 @@ impl<A: Family> PlanB<A> {
         changed: &[Prefix<A>],
     ) -> Option<Parts<A>> {
         let chunks = touched(changed)?;
-        if self.segments.len() >= MAX_SEGMENTS {
+        if self.tree().segments().len() >= MAX_SEGMENTS {
             return None;
         }
-        let mut segment = SegmentBuilder::<A>::new(self.narrow);
+        let (depth, narrow) = (self.tree().depth(), self.tree().narrow());
+        let mut segment = SegmentBuilder::<A>::new(narrow);
         let mut constants = HashMap::new();
         let mut entries = Vec::with_capacity(chunks.len());
         let key_bits = A::COARSE_BITS - DIRECT_BITS;
@@ -253,130 +252,20 @@ impl<A: Family> PlanB<A> {
             let (keys, answers) = self.edited(table, chunk, &changes, &mut segment.fallback);
             // A chunk outgrowing the depth, or a next hop too wide for narrow leaves: the full
             // build chooses depth and format anew.
-            if depth_for::<A::Key>(keys.len(), self.narrow) > self.depth
-                || (self.narrow && !narrow_fits(&answers))
+            if depth_for::<A::Key>(keys.len(), narrow) > depth || (narrow && !narrow_fits(&answers))
             {
                 return None;
             }
-            entries.push(segment.chunk(self.depth, &keys, &answers, &mut constants));
+            entries.push(segment.chunk(depth, &keys, &answers, &mut constants));
         }
 
-        let parts = self.with_chunks_in(&chunks, &entries, segment);
-        let lines: usize = parts.segments.iter().map(|s| s.lines.len()).sum();
-        let live: usize = parts.live.iter().flatten().sum();
+        let parts = self.tree().with_chunks_in(&chunks, &entries, segment);
+        let lines = parts.lines();
+        let live = parts.live_lines();
         if lines as f64 > live as f64 * MAX_GROWTH + SLACK_LINES as f64 {
             return None;
         }
         Some(parts)
-    }
-
-    /// This table with `chunks` (ascending) entered at `entries` of the new `segment`, every
-    /// other chunk shared; segments no chunk uses any more are dropped.
-    fn with_chunks_in(
-        &self,
-        chunks: &[usize],
-        entries: &[u32],
-        segment: SegmentBuilder<A>,
-    ) -> Parts<A> {
-        // The moved chunks' old lines are dead now (a one-answer chain may still serve other
-        // chunks: it stays counted), and their old segments have one user fewer each.
-        let mut live = self.live.clone();
-        let mut users = self.users.clone();
-        for &chunk in chunks {
-            let (seg, entry, first_leaf, last) = self.span(chunk);
-            let leaf_keys = A::Key::leaf_keys(self.narrow);
-            let one_answer = first_leaf == last
-                && A::Key::keys_in(&self.segments[seg].lines[last], leaf_keys) == 0;
-            if !one_answer {
-                live[seg] = live[seg].saturating_sub(last - entry + 1);
-            }
-            users[seg] = users[seg].saturating_sub(1);
-        }
-        live.push(segment.lines.len());
-        users.push(chunks.len() as u32);
-        let mut direct = self.direct.to_vec();
-        let mut segment_of = if self.segment_of.is_empty() {
-            vec![0u16; 1 << DIRECT_BITS]
-        } else {
-            self.segment_of.to_vec()
-        };
-        let fresh = self.segments.len() as u16;
-        for (&chunk, &entry) in chunks.iter().zip(entries) {
-            direct[chunk] = entry;
-            segment_of[chunk] = fresh;
-        }
-        let mut segments = self.segments.clone();
-        segments.push(Arc::new(Segment {
-            lines: segment.lines.into(),
-            fallback: segment.fallback,
-        }));
-
-        // Drop the segments no chunk uses any more; when there are none (the common case) the
-        // segment table is kept as it is, with no pass over its 2^16 entries.
-        if users.iter().all(|&u| u > 0) {
-            return Parts {
-                direct: direct.into(),
-                segment_of: segment_of.into(),
-                segments,
-                depth: self.depth,
-                narrow: self.narrow,
-                intervals: None,
-                results: None,
-                live: Some(live),
-                users: Some(users),
-            };
-        }
-        let mut renumber = vec![0u16; segments.len()];
-        let mut kept = Vec::with_capacity(segments.len());
-        let mut kept_live = Vec::with_capacity(segments.len());
-        let mut kept_users = Vec::with_capacity(segments.len());
-        for (i, s) in segments.into_iter().enumerate() {
-            if users[i] > 0 {
-                renumber[i] = kept.len() as u16;
-                kept.push(s);
-                kept_live.push(live[i]);
-                kept_users.push(users[i]);
-            }
-        }
-        let segment_of: Box<[u16]> = if kept.len() == 1 {
-            Box::new([])
-        } else {
-            segment_of
-                .iter()
-                .map(|&s| renumber[usize::from(s)])
-                .collect()
-        };
-        Parts {
-            direct: direct.into(),
-            segment_of,
-            segments: kept,
-            depth: self.depth,
-            narrow: self.narrow,
-            intervals: None,
-            results: None,
-            live: Some(kept_live),
-            users: Some(kept_users),
-        }
-    }
-
-    /// Where `chunk`'s lines are: its segment, entry line, first and last leaf. The lines
-    /// `entry..=last` are the chunk's own, written in one piece by [`SegmentBuilder::chunk`]
-    /// (or, for a chunk without boundaries, the one-answer chain it shares with others). A
-    /// chunk entered at its leaf ([`LEAF_ENTRY`]) is that one line.
-    fn span(&self, chunk: usize) -> (usize, usize, usize, usize) {
-        let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
-        let lines = &self.segments[seg].lines;
-        let entry = entry_line(self.direct[chunk]) as usize;
-        let (mut first, mut last) = (entry, entry);
-        if self.direct[chunk] & LEAF_ENTRY != 0 {
-            return (seg, entry, first, last);
-        }
-        for _ in 1..self.depth {
-            first = A::Key::link(&lines[first]) as usize;
-            let l = &lines[last];
-            last = A::Key::link(l) as usize + A::Key::keys_in(l, A::Key::INNER_KEYS);
-        }
-        (seg, entry, first, last)
     }
 
     /// Copies `chunk`'s lines into `into` (inner links moved by the offset, fallback cells
@@ -391,12 +280,13 @@ impl<A: Family> PlanB<A> {
         copied: &mut HashMap<(usize, usize), u32>,
         cells: &mut HashMap<(usize, u32), u32>,
     ) -> Option<u32> {
-        let (seg, entry, first_leaf, last) = self.span(chunk);
+        let (seg, entry, first_leaf, last) = self.tree().span(chunk);
         if let Some(&e) = copied.get(&(seg, entry)) {
             return Some(e);
         }
-        let leaf_entry = self.direct[chunk] & LEAF_ENTRY;
-        let segment = &self.segments[seg];
+        let leaf_entry = self.tree().entry(chunk) & LEAF_ENTRY;
+        let narrow = self.tree().narrow();
+        let segment = self.tree().segment(seg);
         let base = into.lines.len();
         for (at, line) in (entry..=last).zip(&segment.lines[entry..=last]) {
             let mut line = *line;
@@ -404,16 +294,16 @@ impl<A: Family> PlanB<A> {
                 let link = A::Key::link(&line) as usize - entry + base;
                 A::Key::set_link(&mut line, link as u32);
             } else {
-                let keys = A::Key::keys_in(&line, A::Key::leaf_keys(self.narrow));
+                let keys = A::Key::keys_in(&line, A::Key::leaf_keys(narrow));
                 for r in 0..=keys as u32 {
-                    if let Decoded::Cell(c) = A::Key::decode_in(&line, r, self.narrow) {
+                    if let Decoded::Cell(c) = A::Key::decode_in(&line, r, narrow) {
                         let n = *cells
                             .entry((seg, c))
                             .or_insert_with(|| into.fallback.copy_cell(&segment.fallback, c));
-                        if self.narrow && !Answer::Cell(n).fits_narrow() {
+                        if narrow && !Answer::Cell(n).fits_narrow() {
                             return None;
                         }
-                        A::Key::set_hop_in(&mut line, r, n, self.narrow);
+                        A::Key::set_hop_in(&mut line, r, n, narrow);
                     }
                 }
             }
@@ -428,10 +318,10 @@ impl<A: Family> PlanB<A> {
     /// layout a full build gives, without rebuilding a tree, so the walk is the one-segment
     /// walk again. Work proportional to the table.
     pub(super) fn merged_parts(&self, interrupted: &dyn Fn() -> bool) -> Option<Parts<A>> {
-        if self.segments.len() == 1 {
+        if self.tree().segments().len() == 1 {
             return None;
         }
-        let mut segment = SegmentBuilder::<A>::new(self.narrow);
+        let mut segment = SegmentBuilder::<A>::new(self.tree().narrow());
         let (mut copied, mut cells) = (HashMap::new(), HashMap::new());
         let chunks: Vec<usize> = (0..1usize << DIRECT_BITS).collect();
         let mut entries = Vec::with_capacity(chunks.len());
@@ -443,7 +333,7 @@ impl<A: Family> PlanB<A> {
                 entries.push(self.copy_chunk(c, &mut segment, &mut copied, &mut cells)?);
             }
         }
-        Some(self.with_chunks_in(&chunks, &entries, segment))
+        Some(self.tree().with_chunks_in(&chunks, &entries, segment))
     }
 
     /// One bounded step of compaction: live chunks of the segments with dead space (more than a
@@ -457,12 +347,17 @@ impl<A: Family> PlanB<A> {
         budget: usize,
         interrupted: &dyn Fn() -> bool,
     ) -> Option<Parts<A>> {
-        let n = self.segments.len();
+        let n = self.tree().segments().len();
         if n == 1 {
             return None;
         }
-        let lines: Vec<usize> = self.segments.iter().map(|s| s.lines.len()).collect();
-        let live = &self.live;
+        let lines: Vec<usize> = self
+            .tree()
+            .segments()
+            .iter()
+            .map(|s| s.lines.len())
+            .collect();
+        let live = self.tree().live();
         let dead_in = |s: usize| lines[s].saturating_sub(live[s]);
         // Victims: the segments with dead space, fewest live lines first; or, when there are
         // none and too many segments, at least two small ones to merge. Each step so either
@@ -499,14 +394,14 @@ impl<A: Family> PlanB<A> {
         if chosen < at_least {
             return None;
         }
-        let mut segment = SegmentBuilder::<A>::new(self.narrow);
+        let mut segment = SegmentBuilder::<A>::new(self.tree().narrow());
         let (mut copied, mut cells) = (HashMap::new(), HashMap::new());
         let (mut moved, mut entries) = (Vec::new(), Vec::new());
         for chunk in 0..1usize << DIRECT_BITS {
             if chunk % MERGE_POLL == 0 && interrupted() {
                 return None;
             }
-            let seg = self.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
+            let seg = self.tree().segment_of_chunk(chunk);
             if is_victim[seg] && segment.lines.len() < budget.max(1) {
                 entries.push(self.copy_chunk(chunk, &mut segment, &mut copied, &mut cells)?);
                 moved.push(chunk);
@@ -516,7 +411,7 @@ impl<A: Family> PlanB<A> {
             return None;
         }
 
-        Some(self.with_chunks_in(&moved, &entries, segment))
+        Some(self.tree().with_chunks_in(&moved, &entries, segment))
     }
 }
 
@@ -527,6 +422,7 @@ mod tests {
     use crate::interval::Intervals;
     use crate::route_table::NextHop;
     use proptest::prelude::*;
+    use std::sync::Arc;
 
     fn build(table: &RouteTable<u32>) -> PlanB<u32> {
         PlanB::build(table, &BuildOptions::with_backend(Backend::Scalar)).unwrap()
@@ -572,13 +468,16 @@ mod tests {
         let new =
             PlanB::from_parts(old.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
         assert_eq!(
-            new.segments.len(),
+            new.tree().segments().len(),
             2,
             "the old segment is shared, the chunk is new"
         );
-        assert!(Arc::ptr_eq(&new.segments[0], &old.segments[0]));
-        assert_eq!(new.segment_of[0xc0a8], 1);
-        assert_eq!(new.segment_of[0x0a00], 0);
+        assert!(Arc::ptr_eq(
+            &new.tree().segments()[0],
+            &old.tree().segments()[0]
+        ));
+        assert_eq!(new.tree().segment_of()[0xc0a8], 1);
+        assert_eq!(new.tree().segment_of()[0x0a00], 0);
         agrees(&new, &table, &probes(&table));
         agrees(
             &old,
@@ -591,8 +490,11 @@ mod tests {
         table.remove(p);
         let newer =
             PlanB::from_parts(new.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
-        assert_eq!(newer.segments.len(), 2);
-        assert!(!Arc::ptr_eq(&newer.segments[1], &new.segments[1]));
+        assert_eq!(newer.tree().segments().len(), 2);
+        assert!(!Arc::ptr_eq(
+            &newer.tree().segments()[1],
+            &new.tree().segments()[1]
+        ));
         agrees(&newer, &table, &probes(&table));
     }
 
@@ -609,7 +511,7 @@ mod tests {
             t = PlanB::from_parts(t.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
         }
         assert!(
-            t.segments.len() > 4 && t.lines() > full + full / 10,
+            t.tree().segments().len() > 4 && t.lines() > full + full / 10,
             "fragmented"
         );
         // An interrupted step gives up at its first poll.
@@ -625,10 +527,10 @@ mod tests {
         assert!(t.merged_parts(&|| true).is_none());
         let merged =
             PlanB::from_parts(t.merged_parts(&|| false).unwrap(), Backend::Scalar).unwrap();
-        assert_eq!(merged.segments.len(), 1);
+        assert_eq!(merged.tree().segments().len(), 1);
         assert!(merged.merged_parts(&|| false).is_none());
         agrees(&merged, &table, &probes(&table));
-        assert!(t.segments.len() <= MANY_SEGMENTS);
+        assert!(t.tree().segments().len() <= MANY_SEGMENTS);
         let rebuilt = build(&table);
         assert!(
             t.lines() <= rebuilt.lines() + rebuilt.lines() / 20 + 8,
@@ -654,7 +556,7 @@ mod tests {
         for (i, &p) in deep.iter().enumerate() {
             table.insert(p, i as u32);
         }
-        assert_eq!(t.depth, 1);
+        assert_eq!(t.tree().depth(), 1);
         assert!(
             t.partial_parts(&table, &deep).is_none(),
             "the chunk needs depth 2"
@@ -669,7 +571,7 @@ mod tests {
             .map(|i| (Prefix::new(0x0a00_0000 | (i << 8), 24).unwrap(), i))
             .collect();
         let t = build(&table);
-        assert!(t.narrow && t.depth == 2);
+        assert!(t.tree().narrow() && t.tree().depth() == 2);
         let p = Prefix::new(0x0a00_0500, 24).unwrap();
         table.insert(p, u32::from(u16::MAX));
         let fits =
@@ -678,7 +580,7 @@ mod tests {
         table.insert(p, 1 << 16);
         assert!(t.partial_parts(&table, &[p]).is_none());
         let full = build(&table);
-        assert!(!full.narrow);
+        assert!(!full.tree().narrow());
         agrees(&full, &table, &probes(&table));
     }
 
@@ -692,10 +594,10 @@ mod tests {
             .chain((1..20u32).map(|c| (Prefix::new((0x0a00 + c) << 16, 20).unwrap(), c)))
             .collect();
         let mut t = build(&table);
-        assert_eq!(t.depth, 2);
-        assert!(t.direct[0x0a05] & LEAF_ENTRY != 0, "a one-leaf chunk");
+        assert_eq!(t.tree().depth(), 2);
+        assert!(t.tree().entry(0x0a05) & LEAF_ENTRY != 0, "a one-leaf chunk");
         assert!(
-            t.direct[0x0a00] & LEAF_ENTRY == 0,
+            t.tree().entry(0x0a00) & LEAF_ENTRY == 0,
             "a chunk with inner nodes"
         );
         for round in 0..30u32 {
@@ -714,9 +616,12 @@ mod tests {
             }
             agrees(&t, &table, &probes(&table));
         }
-        assert!(t.direct[0x0a01] & LEAF_ENTRY == 0, "grew past one leaf");
         assert!(
-            t.direct[0x0a02] & LEAF_ENTRY != 0,
+            t.tree().entry(0x0a01) & LEAF_ENTRY == 0,
+            "grew past one leaf"
+        );
+        assert!(
+            t.tree().entry(0x0a02) & LEAF_ENTRY != 0,
             "rebuilt, still one leaf"
         );
         if let Some(parts) = t.merged_parts(&|| false) {
@@ -740,7 +645,7 @@ mod tests {
         table.insert(p, 999);
         let new =
             PlanB::from_parts(t.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
-        assert_eq!(new.segments[1].fallback.cells(), 1);
+        assert_eq!(new.tree().segment(1).fallback.cells(), 1);
         let intervals = Intervals::from_table(&table);
         for a in [
             p.first(),

@@ -18,7 +18,9 @@
 use std::sync::Arc;
 
 use super::fallback::Fallback;
-use super::layout::{Family, Segment};
+use super::layout::Family;
+use super::line::Segment;
+use super::tree::{Parts, Tree};
 use super::{search, PlanB};
 use crate::engine::Backend;
 use crate::error::OpenError;
@@ -59,23 +61,25 @@ impl<A: Family> PlanB<A> {
     fn meta(&self) -> [u64; 5] {
         // Counts a partial rebuild does not know are written as `UNKNOWN`.
         let known = |c: Option<usize>| c.map_or(UNKNOWN, |c| c as u64);
+        let tree = self.tree();
         [
-            self.depth as u64,
-            known(self.intervals),
-            known(self.results),
-            self.segments.len() as u64,
-            u64::from(self.narrow),
+            tree.depth() as u64,
+            known(tree.intervals()),
+            known(tree.results()),
+            tree.segments().len() as u64,
+            u64::from(tree.narrow()),
         ]
     }
 
     /// Every section but `META`, with `splits` as `SPLITS` (none: no such section).
     fn write_arrays<'a>(&'a self, w: &mut Writer<'a>, splits: Option<Vec<u32>>) {
-        w.array(id::<A>(DIRECT, 0), &self.direct);
+        let tree = self.tree();
+        w.array(id::<A>(DIRECT, 0), tree.direct());
         if let Some(splits) = splits {
             w.owned(id::<A>(SPLITS, 0), splits);
         }
-        w.array(id::<A>(SEGMENT_OF, 0), &self.segment_of);
-        for (i, segment) in self.segments.iter().enumerate() {
+        w.array(id::<A>(SEGMENT_OF, 0), tree.segment_of());
+        for (i, segment) in tree.segments().iter().enumerate() {
             w.array(id::<A>(LINES, i), &segment.lines);
             let (cells, starts, answers) = segment.fallback.parts();
             let cells: Vec<u32> = cells.iter().flat_map(|&(b, e)| [b, e]).collect();
@@ -178,23 +182,23 @@ impl<A: Family> PlanB<A> {
             .array::<u16>(id::<A>(SEGMENT_OF, 0))?
             .to_vec()
             .into_boxed_slice();
-        let mut planb = PlanB {
-            direct: r.array(id::<A>(DIRECT, 0))?,
-            users: super::count_users(&segment_of, parts.len()),
+        // Nothing is known dead in a file: every line counts as used until compaction finds
+        // out otherwise (`Parts::saved`).
+        let tree = Tree::from_parts(Parts::saved(
+            r.array(id::<A>(DIRECT, 0))?,
             segment_of,
-            home: parts[0].lines.clone(),
-            // Nothing is known dead in a file: every line counts as used until compaction
-            // finds out otherwise.
-            live: parts.iter().map(|s| s.lines.len()).collect(),
-            segments: parts,
+            parts,
             depth,
             narrow,
             intervals,
             results,
+        ));
+        let mut planb = PlanB {
+            tree,
             dispatch,
             staged: None,
         };
-        super::validate::check(&planb)?;
+        super::validate::check(planb.tree())?;
         planb.staged = if r.count(SPLITS, words::family::<A>()) == 0 {
             super::staged::Staged::of(&planb)
         } else {
@@ -276,19 +280,19 @@ mod tests {
                 .chain([(Prefix::new(0, 1).unwrap(), widest)])
                 .collect();
             let t = PlanB::build(&table, &BuildOptions::default()).unwrap();
-            assert_eq!(t.narrow, widest < 1 << 16);
+            assert_eq!(t.tree().narrow(), widest < 1 << 16);
             let meta = t.meta();
             let back = reread(&t, &meta).unwrap();
-            assert_eq!(back.narrow, t.narrow);
+            assert_eq!(back.tree().narrow(), t.tree().narrow());
             for a in [0u32, 0x0a00_0105, 0x0a00_3200, 0x7fff_ffff, u32::MAX] {
                 assert_eq!(back.lookup(a), table.longest_match(a).map(|(_, h)| h));
             }
             let mut bad = meta;
             bad[4] = 2;
             assert!(reread(&t, &bad).is_err());
-            if !t.narrow {
+            if !t.tree().narrow() {
                 let old = reread(&t, &meta[..4]).unwrap();
-                assert!(!old.narrow);
+                assert!(!old.tree().narrow());
                 assert_eq!(old.lookup(0x0a00_0105), Some(1));
             }
         }

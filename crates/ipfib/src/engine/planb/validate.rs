@@ -35,7 +35,7 @@
 //! than an honest one.
 
 use super::layout::{entry_line, Decoded, Family, Key, DIRECT_BITS, LEAF_ENTRY};
-use super::PlanB;
+use super::tree::{count_users, Tree};
 use crate::error::InvalidStructure;
 
 /// Deeper than any table whose node indices fit 32 bits needs.
@@ -49,42 +49,42 @@ fn invalid(reason: String) -> InvalidStructure {
 }
 
 /// Checks every invariant the walk relies on (module docs).
-pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
+pub fn check<A: Family>(t: &Tree<A>) -> Result<(), InvalidStructure> {
     let chunks = 1usize << DIRECT_BITS;
-    if t.direct.len() != chunks {
+    let (direct, segment_of, segments) = (t.direct(), t.segment_of(), t.segments());
+    let (depth, narrow) = (t.depth(), t.narrow());
+    if direct.len() != chunks {
         return Err(invalid(format!(
             "direct table has {} entries, expected {chunks}",
-            t.direct.len()
+            direct.len()
         )));
     }
-    if t.segments.is_empty() || !t.home.ptr_eq(&t.segments[0].lines) {
+    if segments.is_empty() || !t.home().ptr_eq(&segments[0].lines) {
         return Err(invalid(
             "no segment, or the home lines are not segment 0's".into(),
         ));
     }
-    if !(1..=MAX_DEPTH).contains(&t.depth) {
+    if !(1..=MAX_DEPTH).contains(&depth) {
         return Err(invalid(format!(
-            "tree depth {} is outside 1..={MAX_DEPTH}",
-            t.depth
+            "tree depth {depth} is outside 1..={MAX_DEPTH}"
         )));
     }
-    if t.segments.len() > 1 && t.segment_of.len() != chunks {
+    if segments.len() > 1 && segment_of.len() != chunks {
         return Err(invalid(format!(
             "{} segments but a segment table of {} entries, expected {chunks}",
-            t.segments.len(),
-            t.segment_of.len()
+            segments.len(),
+            segment_of.len()
         )));
     }
     // Per segment and line: a bit for each number of searches to go it was reached with.
-    let mut seen: Vec<Vec<u16>> = t.segments.iter().map(|s| vec![0; s.lines.len()]).collect();
+    let mut seen: Vec<Vec<u16>> = segments.iter().map(|s| vec![0; s.lines.len()]).collect();
     // Lines reached with `to_go` searches left, as a list (`seen` is the set); both lists are
     // reused across chunks (opening a saved table runs this, and allocations were a tenth of
     // its time).
     let (mut frontier, mut next) = (Vec::new(), Vec::new());
     // Per segment and line: whether a chunk's tree holds it, and whether it is an entry whose
     // tree was checked (invariant 7).
-    let mut claimed: Vec<Vec<bool>> = t
-        .segments
+    let mut claimed: Vec<Vec<bool>> = segments
         .iter()
         .map(|s| vec![false; s.lines.len()])
         .collect();
@@ -92,24 +92,23 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
     // The previous chunk's segment and entry: a chunk that repeats them (runs of chunks that
     // share a tree, such as every chunk no route reaches) finds all its work done.
     let mut previous = None;
-    for (chunk, &entry) in t.direct.iter().enumerate() {
-        let seg = t.segment_of.get(chunk).map_or(0, |&s| usize::from(s));
+    for (chunk, &entry) in direct.iter().enumerate() {
+        let seg = t.segment_of_chunk(chunk);
         if previous.replace((seg, entry)) == Some((seg, entry)) {
             continue;
         }
-        let Some(segment) = t.segments.get(seg) else {
+        let Some(segment) = segments.get(seg) else {
             return Err(invalid(format!(
                 "chunk {chunk:#06x} is in segment {seg}, but there are {}",
-                t.segments.len()
+                segments.len()
             )));
         };
         let seen = &mut seen[seg];
         let len = segment.lines.len();
         let at_leaf = entry & LEAF_ENTRY != 0;
-        if at_leaf && t.depth != 2 {
+        if at_leaf && depth != 2 {
             return Err(invalid(format!(
-                "direct entry {chunk:#06x} is marked as a leaf in a table of depth {}",
-                t.depth
+                "direct entry {chunk:#06x} is marked as a leaf in a table of depth {depth}"
             )));
         }
         let entry = entry_line(entry);
@@ -120,7 +119,7 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
         }
         frontier.clear();
         frontier.push(entry);
-        let inner_levels = if at_leaf { 1 } else { t.depth };
+        let inner_levels = if at_leaf { 1 } else { depth };
         for to_go in (2..=inner_levels).rev() {
             next.clear();
             for &node in &frontier {
@@ -150,8 +149,8 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
             }
             seen[leaf as usize] |= 1;
             let line = &segment.lines[leaf as usize];
-            for r in 0..=A::Key::leaf_keys(t.narrow) as u32 {
-                if let Decoded::Cell(cell) = A::Key::decode_in(line, r, t.narrow) {
+            for r in 0..=A::Key::leaf_keys(narrow) as u32 {
+                if let Decoded::Cell(cell) = A::Key::decode_in(line, r, narrow) {
                     if cell as usize >= cells {
                         return Err(invalid(format!(
                             "leaf {leaf} of segment {seg} position {r} names fallback cell \
@@ -166,18 +165,18 @@ pub fn check<A: Family>(t: &PlanB<A>) -> Result<(), InvalidStructure> {
                 &segment.lines,
                 entry as usize,
                 inner_levels,
-                A::Key::leaf_keys(t.narrow),
+                A::Key::leaf_keys(narrow),
                 &mut claimed[seg],
             )
             .map_err(|e| invalid(format!("chunk {chunk:#06x} (segment {seg}): {e}")))?;
         }
     }
-    for segment in &t.segments {
+    for segment in segments {
         segment.fallback.check().map_err(invalid)?;
     }
     // The per-segment chunk counts decide which segments a partial rebuild may drop: a wrong
     // count would drop a segment some chunk still walks.
-    if t.users != super::count_users(&t.segment_of, t.segments.len()) {
+    if t.users() != count_users(segment_of, segments.len()) {
         return Err(invalid(
             "the chunk counts per segment do not match the segment table".into(),
         ));
@@ -277,7 +276,8 @@ fn ordered_keys<K: Key>(line: &K::Line, slots: usize) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::layout::{Line32, Segment};
+    use super::super::line::{Line32, Segment};
+    use super::super::PlanB;
     use super::*;
     use crate::engine::{Build, BuildOptions};
     use crate::prefix::Prefix;
@@ -296,86 +296,90 @@ mod tests {
         // A next hop past 16 bits: wide leaves, whose layout the tests below edit.
         t.insert(Prefix::new(0x3000 << 112, 16).unwrap(), 1 << 20);
         let p = PlanB::build(&t, &BuildOptions::default()).unwrap();
-        assert!(!p.narrow);
+        assert!(!p.tree().narrow());
         p
     }
 
     #[test]
     fn built_structures_pass() {
         let p = planb6();
-        assert!(p.depth >= 3, "the test wants inner levels");
-        check(&p).unwrap();
-        check(&PlanB::<u32>::build(&RouteTable::new(), &BuildOptions::default()).unwrap()).unwrap();
+        assert!(p.tree().depth() >= 3, "the test wants inner levels");
+        check(p.tree()).unwrap();
+        let empty = PlanB::<u32>::build(&RouteTable::new(), &BuildOptions::default()).unwrap();
+        check(empty.tree()).unwrap();
     }
 
     /// A copy of `p` whose segment `seg` is edited by `f`.
     fn with_lines(p: &PlanB<u128>, seg: usize, f: impl FnOnce(&mut Vec<Line32>)) -> PlanB<u128> {
         let mut p = p.clone();
-        let mut lines = p.segments[seg].lines.to_vec();
+        let mut lines = p.tree().lines_of(seg).to_vec();
         f(&mut lines);
-        let fallback = p.segments[seg].fallback.clone();
-        p.segments[seg] = std::sync::Arc::new(Segment {
+        let fallback = p.tree().segment(seg).fallback.clone();
+        p.tree.segments_mut()[seg] = std::sync::Arc::new(Segment {
             lines: lines.into(),
             fallback,
         });
-        p.home = p.segments[0].lines.clone();
+        let home = p.tree().segment(0).lines.clone();
+        p.tree.set_home(home);
         p
     }
 
     #[test]
     fn each_broken_invariant_is_named() {
         let good = planb6();
-        let reason = |p: &PlanB<u128>| check(p).unwrap_err().reason;
+        let reason = |p: &PlanB<u128>| check(p.tree()).unwrap_err().reason;
 
         let mut p = good.clone();
-        let mut direct = p.direct.to_vec();
-        direct[0x2001] = p.segments[0].lines.len() as u32;
-        p.direct = direct.into();
+        let mut direct = p.tree().direct().to_vec();
+        direct[0x2001] = p.tree().lines_of(0).len() as u32;
+        p.tree.set_direct(direct.into());
         assert!(reason(&p).contains("direct entry 0x2001"));
 
         let mut p = good.clone();
-        let mut direct = p.direct.to_vec();
+        let mut direct = p.tree().direct().to_vec();
         direct[0x2001] |= LEAF_ENTRY;
-        p.direct = direct.into();
+        p.tree.set_direct(direct.into());
         assert!(
             reason(&p).contains("marked as a leaf"),
             "leaf entry at depth 3+"
         );
 
-        let top = good.direct[0x2001] as usize;
+        let top = good.tree().entry(0x2001) as usize;
         let p = with_lines(&good, 0, |l| l[top].0[15] = u32::MAX - 1);
         assert!(reason(&p).contains("links to"), "link overflow");
 
         let mut p = good.clone();
-        p.home = p.home.to_vec().into();
+        let home = p.tree().home().to_vec().into();
+        p.tree.set_home(home);
         assert!(reason(&p).contains("home lines"));
 
         let mut p = good.clone();
-        p.depth = 0;
-        assert!(check(&p).is_err());
+        p.tree.set_depth(0);
+        assert!(check(p.tree()).is_err());
 
         let mut p = good.clone();
-        p.direct = vec![0; 5].into();
-        assert!(check(&p).is_err());
+        p.tree.set_direct(vec![0; 5].into());
+        assert!(check(p.tree()).is_err());
 
         let mut p = good.clone();
-        p.segments.push(p.segments[0].clone());
+        let first = p.tree().segments()[0].clone();
+        p.tree.segments_mut().push(first);
         assert!(
             reason(&p).contains("segment table"),
             "two segments need the table"
         );
-        p.segment_of = vec![0; 1 << DIRECT_BITS].into_boxed_slice();
+        *p.tree.segment_of_mut() = vec![0; 1 << DIRECT_BITS].into_boxed_slice();
         assert!(reason(&p).contains("chunk counts"), "counts not updated");
-        p.users = vec![1 << DIRECT_BITS, 0];
-        check(&p).unwrap();
-        p.segment_of[0x2001] = 2;
+        p.tree.set_users(vec![1 << DIRECT_BITS, 0]);
+        check(p.tree()).unwrap();
+        p.tree.segment_of_mut()[0x2001] = 2;
         assert!(reason(&p).contains("segment 2"));
 
         // The leaf holding the /64's fallback cell: walk to it with plain counts.
-        let mut node = good.direct[0x2001] as usize;
+        let mut node = good.tree().entry(0x2001) as usize;
         let x = 0x0db9_0000u32;
-        let lines = &good.segments[0].lines;
-        for _ in 1..good.depth {
+        let lines = good.tree().lines_of(0);
+        for _ in 1..good.tree().depth() {
             let l = &lines[node];
             node = l.0[15] as usize + l.0[..15].iter().filter(|&&k| k < x).count();
         }
@@ -397,11 +401,11 @@ mod tests {
     /// The lines of chunk 0x2001's tree in `p`, level by level from its root (the builder's
     /// layout: each level's nodes contiguous, their children too).
     fn levels_of(p: &PlanB<u128>) -> Vec<std::ops::Range<usize>> {
-        let lines = &p.segments[0].lines;
-        let root = entry_line(p.direct[0x2001]) as usize;
+        let lines = p.tree().lines_of(0);
+        let root = entry_line(p.tree().entry(0x2001)) as usize;
         let mut levels = Vec::new();
         levels.push(root..root + 1);
-        for _ in 1..p.depth {
+        for _ in 1..p.tree().depth() {
             let level = levels.last().unwrap().clone();
             let start = lines[level.start].0[15] as usize;
             let children: usize = level
@@ -415,7 +419,7 @@ mod tests {
     #[test]
     fn a_tree_that_is_not_the_search_tree_of_its_ranges_is_refused() {
         let good = planb6();
-        let reason = |p: &PlanB<u128>| check(p).unwrap_err().reason;
+        let reason = |p: &PlanB<u128>| check(p.tree()).unwrap_err().reason;
         let levels = levels_of(&good);
         assert_eq!(
             levels.len(),
@@ -464,9 +468,9 @@ mod tests {
 
         // Another chunk entered through a copy of the root: the two trees share lines.
         let mut p = with_lines(&good, 0, |l| l.push(l[root]));
-        let mut direct = p.direct.to_vec();
-        direct[0x2a00] = p.segments[0].lines.len() as u32 - 1;
-        p.direct = direct.into();
+        let mut direct = p.tree().direct().to_vec();
+        direct[0x2a00] = p.tree().lines_of(0).len() as u32 - 1;
+        p.tree.set_direct(direct.into());
         assert!(
             reason(&p).contains("another chunk's tree"),
             "{}",
@@ -478,8 +482,9 @@ mod tests {
     fn shared_lines_are_visited_once() {
         // Every chunk names the same deep tree: checking stays linear in lines, not chunks.
         let mut p = planb6();
-        let entry = p.direct[0x2001];
-        p.direct = vec![entry; p.direct.len()].into();
-        check(&p).unwrap();
+        let entry = p.tree().entry(0x2001);
+        let direct = vec![entry; p.tree().direct().len()].into();
+        p.tree.set_direct(direct);
+        check(p.tree()).unwrap();
     }
 }

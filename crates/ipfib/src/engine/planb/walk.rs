@@ -17,9 +17,11 @@
 //! [`super::validate`]; every `PlanB` value does). The one exception is the checked scalar
 //! descent [`PlanB::descend`] of the code that walks outside a lookup.
 
-use super::layout::{chunk_of, entry_line, Family, Key, Segment, LEAF_ENTRY};
+use super::layout::{chunk_of, entry_line, Family, Key, LEAF_ENTRY};
+use super::line::Segment;
 use super::search::scalar::Scalar;
 use super::search::Search;
+use super::tree::Tree;
 use super::PlanB;
 use crate::addr::AddressInput;
 use crate::route_table::NextHop;
@@ -74,7 +76,7 @@ pub const LANES: usize = 32;
 /// format (`layout`), a constant so that reading an answer never tests it.
 #[derive(Clone, Copy)]
 pub(super) struct View<'t, A: Family, S, const MULTI: bool, const NARROW: bool> {
-    pub(super) t: &'t PlanB<A>,
+    pub(super) t: &'t Tree<A>,
     pub(super) s: S,
     /// Segment 0's lines.
     pub(super) home: &'t [<A::Key as Key>::Line],
@@ -83,11 +85,11 @@ pub(super) struct View<'t, A: Family, S, const MULTI: bool, const NARROW: bool> 
 impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
     View<'t, A, S, MULTI, NARROW>
 {
-    pub(super) fn new(t: &'t PlanB<A>, s: S) -> Self {
+    pub(super) fn new(t: &'t Tree<A>, s: S) -> Self {
         View {
             t,
             s,
-            home: &t.home,
+            home: t.home(),
         }
     }
 
@@ -102,11 +104,11 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
         // there are several segments (structure invariants).
         unsafe {
             let seg = if MULTI {
-                u32::from(*self.s.at(&self.t.segment_of, chunk))
+                u32::from(*self.s.at(self.t.segment_of(), chunk))
             } else {
                 0
             };
-            (seg, *self.s.at(&self.t.direct, chunk))
+            (seg, *self.s.at(self.t.direct(), chunk))
         }
     }
 
@@ -118,7 +120,7 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
     unsafe fn lines(self, seg: u32) -> &'t [<A::Key as Key>::Line] {
         if MULTI {
             // SAFETY: caller's contract.
-            unsafe { &self.s.at(&self.t.segments, seg as usize).lines }
+            unsafe { &self.s.at(self.t.segments(), seg as usize).lines }
         } else {
             self.home
         }
@@ -131,7 +133,7 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
     #[inline(always)]
     unsafe fn segment(self, seg: u32) -> &'t Segment<A> {
         // SAFETY: caller's contract.
-        unsafe { self.s.at(&self.t.segments, seg as usize) }.as_ref()
+        unsafe { self.s.at(self.t.segments(), seg as usize) }.as_ref()
     }
 }
 
@@ -208,7 +210,8 @@ pub(super) unsafe fn finish<A: Family, S: Search, O: Output, const M: bool, cons
 pub unsafe fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<NextHop> {
     // SAFETY: caller's contract.
     unsafe {
-        match (t.segments.len() == 1, t.narrow) {
+        let t = t.tree();
+        match (t.segments().len() == 1, t.narrow()) {
             (true, false) => one_in(View::<A, S, false, false>::new(t, s), addr),
             (true, true) => one_in(View::<A, S, false, true>::new(t, s), addr),
             (false, false) => one_in(View::<A, S, true, false>::new(t, s), addr),
@@ -245,10 +248,10 @@ unsafe fn one_in<A: Family, S: Search, const M: bool, const N: bool>(
     // index is `link + rank` inside it (structure invariants).
     unsafe {
         let (seg, mut node) = v.entry(coarse);
-        if v.t.depth == 2 {
+        if v.t.depth() == 2 {
             node = entry_step(v, seg, node, x);
         } else {
-            for _ in 1..v.t.depth {
+            for _ in 1..v.t.depth() {
                 node = step(v, seg, node, x);
             }
         }
@@ -267,7 +270,7 @@ impl<A: Family> PlanB<A> {
     /// Panics if an index is out of bounds, which a structure that satisfies the invariants
     /// never gives for a node the walk reaches.
     pub(super) fn descend(&self, segment: usize, mut node: u32, x: A::Key, steps: usize) -> u32 {
-        let lines = &self.segments[segment].lines;
+        let lines = self.tree().lines_of(segment);
         for _ in 0..steps {
             let n = &lines[node as usize];
             node = A::Key::link(n) + A::Key::rank_inner(Scalar, n, x);
@@ -280,10 +283,11 @@ impl<A: Family> PlanB<A> {
     /// [`super::staged::Staged::of`] asks).
     pub(super) fn leaf_position(&self, s: Scalar, coarse: u64) -> (u32, u32) {
         let x = A::Key::from_coarse(coarse);
-        let entry = self.direct[chunk_of::<A>(coarse)];
-        let node = self.descend(0, entry, x, self.depth.saturating_sub(1));
-        let leaf = &self.segments[0].lines[node as usize];
-        (node, A::Key::rank_leaf_in(s, leaf, x, self.narrow))
+        let tree = self.tree();
+        let entry = tree.entry(chunk_of::<A>(coarse));
+        let node = self.descend(0, entry, x, tree.depth().saturating_sub(1));
+        let leaf = &tree.lines_of(0)[node as usize];
+        (node, A::Key::rank_leaf_in(s, leaf, x, tree.narrow()))
     }
 }
 
@@ -455,7 +459,7 @@ pub(super) use pipeline;
 /// searches its leaves.
 ///
 /// # Safety
-/// `v.t` satisfies the structure invariants and `DEPTH == v.t.depth`.
+/// `v.t` satisfies the structure invariants and `DEPTH == v.t.depth()`.
 #[inline(always)]
 pub(super) unsafe fn batch_of_depth<
     A: Family,
@@ -520,7 +524,8 @@ pub unsafe fn batch<A: Family, I: AddressInput<A>, S: Search, O: Output>(
 ) {
     // SAFETY: caller's contract; `M` matches the number of segments.
     unsafe {
-        match (t.segments.len() == 1, t.narrow) {
+        let t = t.tree();
+        match (t.segments().len() == 1, t.narrow()) {
             (true, false) => batch_in(View::<A, S, false, false>::new(t, s), addrs, out, miss),
             (true, true) => batch_in(View::<A, S, false, true>::new(t, s), addrs, out, miss),
             (false, false) => batch_in(View::<A, S, true, false>::new(t, s), addrs, out, miss),
@@ -549,7 +554,7 @@ unsafe fn batch_in<
 ) {
     // SAFETY: the depth passed is the table's own (caller's contract for the rest).
     unsafe {
-        match v.t.depth {
+        match v.t.depth() {
             1 => batch_of_depth::<A, I, S, O, M, N, 1>(v, addrs, out, miss),
             2 => batch_of_depth::<A, I, S, O, M, N, 2>(v, addrs, out, miss),
             3 => batch_of_depth::<A, I, S, O, M, N, 3>(v, addrs, out, miss),

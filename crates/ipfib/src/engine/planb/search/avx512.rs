@@ -7,7 +7,7 @@ use std::arch::x86_64::{
 };
 
 use super::Search;
-use crate::engine::planb::layout::{Line16, Line32};
+use crate::engine::planb::line::{Line16, Line32};
 
 pub use crate::cpu::Avx512;
 

@@ -15,7 +15,7 @@ pub mod avx512;
 pub mod neon;
 pub mod scalar;
 
-use super::layout::{Line16, Line32};
+use super::line::{Line16, Line32};
 
 /// Counts keys `< x` among the first `KEYS` slots of one line, for both key widths. Keys are
 /// stored as `boundary - 1` and padded with the key type's maximum, so the count is the number

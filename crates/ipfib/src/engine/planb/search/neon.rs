@@ -9,7 +9,7 @@ use std::arch::aarch64::{
 };
 
 use super::Search;
-use crate::engine::planb::layout::{Line16, Line32};
+use crate::engine::planb::line::{Line16, Line32};
 
 pub use crate::cpu::Neon;
 

@@ -1,7 +1,7 @@
 //! The portable node search: a branch-free count in safe Rust.
 
 use super::Search;
-use crate::engine::planb::layout::{Line16, Line32};
+use crate::engine::planb::line::{Line16, Line32};
 
 pub use crate::cpu::Scalar;
 

@@ -85,7 +85,7 @@ impl Candidate {
             t.ranges(chunk).map(|(at, d)| (at, answered(d))).collect();
         Candidate {
             chunk,
-            depth: t.depth,
+            depth: t.tree().depth(),
             ranges,
             before: [Vec::new(), Vec::new()],
             mass: [0.0; 2],
@@ -277,7 +277,7 @@ impl Candidate {
     /// enters ([`deep_marks`]), or the chunk's entry node.
     fn sub_table<A: Family>(&self, t: &PlanB<A>, b: u32) -> Vec<u32> {
         let shift = KEY_BITS - b;
-        let root = t.direct[self.chunk];
+        let root = t.tree().entry(self.chunk);
         let mut sub: Vec<u32> = self
             .levels(b)
             .iter()
@@ -308,11 +308,11 @@ fn whole_blocks(cells: std::ops::Range<u64>, b: u32) -> std::ops::Range<u64> {
 
 /// The keys of the inner nodes of `chunk`'s tree (segment 0), each with its node's level.
 fn inner_keys<A: Family>(t: &PlanB<A>, chunk: usize) -> Vec<(u64, usize)> {
-    let lines = &t.segments[0].lines;
+    let lines = t.tree().lines_of(0);
     let mut keys = Vec::new();
-    let mut nodes = vec![(entry_line(t.direct[chunk]), 0)];
+    let mut nodes = vec![(entry_line(t.tree().entry(chunk)), 0)];
     while let Some((node, level)) = nodes.pop() {
-        if level + 1 >= t.depth {
+        if level + 1 >= t.tree().depth() {
             continue;
         }
         let line = &lines[node as usize];
@@ -492,7 +492,7 @@ mod tests {
                 let levels = c.levels(b);
                 assert!(split.iter().all(|&(block, l)| levels[block as usize] == l));
                 assert!(
-                    split.iter().all(|&(_, l)| l + 1 < planb.depth),
+                    split.iter().all(|&(_, l)| l + 1 < planb.tree().depth()),
                     "inner levels"
                 );
             }
@@ -538,7 +538,7 @@ mod tests {
                         answer[block as usize] = entry;
                     }
                 }
-                let mut level = vec![planb.depth - 1; 1 << b];
+                let mut level = vec![planb.tree().depth() - 1; 1 << b];
                 for &(k, l) in &c.keys {
                     if k >> shift == (k + 1) >> shift {
                         let at = &mut level[(k >> shift) as usize];
@@ -550,7 +550,7 @@ mod tests {
                         let answered = pieces[block] == 1
                             && answer[block].is_some_and(|e| e & ANSWERED_MISS == 0);
                         let saved = if answered {
-                            planb.depth
+                            planb.tree().depth()
                         } else {
                             c.searches_saved(level[block])
                         };
@@ -635,7 +635,7 @@ mod tests {
                 .iter()
                 .map(|&a| match staged.entry((a >> 80) as u64) {
                     e if e & ANSWERED != 0 => 0,
-                    e => Staged::start(e, planb.depth).1,
+                    e => Staged::start(e, planb.tree().depth()).1,
                 })
                 .sum();
             total as f64 / addrs.len() as f64

@@ -265,7 +265,7 @@ unsafe fn staged_walk<S: Kernel, I: AddressInput<u128>, const SWAP: bool>(
 ) {
     // SAFETY: caller's contract; the depth passed is the table's own.
     unsafe {
-        match (t.narrow, t.depth) {
+        match (t.tree().narrow(), t.tree().depth()) {
             (false, 3) => {
                 staged_walk_in::<S, I, SWAP, false, 3>(t, s, staged, rule, addrs, out, miss)
             }
@@ -315,7 +315,7 @@ unsafe fn staged_walk_in<
     out: &mut [NextHop],
     miss: NextHop,
 ) {
-    let v = View::<u128, S, false, N>::new(t, s);
+    let v = View::<u128, S, false, N>::new(t.tree(), s);
     let n = addrs.len().min(out.len());
     // The thread's classes, taken on its first staged block and kept for its next batches
     // (`PACKED_LANES`).

@@ -365,12 +365,12 @@ fn split_pairs(entries: &[u32]) -> Vec<u32> {
 /// Whether `t`'s structure takes staged tables, whatever the CPU: an IPv6 table of a depth
 /// the staged walk is compiled for, in one segment, whose entries have room for the marks.
 fn stages_structure<A: Family>(t: &PlanB<A>) -> bool {
-    let lines = t.segments.iter().map(|s| s.lines.len()).sum::<usize>();
+    let lines = t.tree().lines();
     let ipv6_keys = A::COARSE_BITS - DIRECT_BITS == KEY_BITS;
     A::STAGED
         && ipv6_keys
-        && STAGED_DEPTHS.contains(&t.depth)
-        && t.segments.len() == 1
+        && STAGED_DEPTHS.contains(&t.tree().depth())
+        && t.tree().segments().len() == 1
         && lines <= ENTRY_NODE as usize + 1
 }
 
@@ -395,7 +395,7 @@ fn checked_splits<A: Family>(t: &PlanB<A>, splits: &[u32]) -> Result<Vec<(usize,
     let mut chosen: Vec<(usize, u32)> = Vec::with_capacity((splits.len() / 2).min(budget / 4));
     for pair in splits.chunks_exact(2) {
         let (chunk, b) = (pair[0] as usize, pair[1]);
-        if chunk >= t.direct.len() || chosen.last().is_some_and(|&(c, _)| c >= chunk) {
+        if chunk >= t.tree().direct().len() || chosen.last().is_some_and(|&(c, _)| c >= chunk) {
             return Err(format!(
                 "sub-table chunk {chunk}: out of range or out of order"
             ));
@@ -428,7 +428,7 @@ fn answered_entries<A: Family>(t: &PlanB<A>) -> Box<[u32]> {
     let low_bits = A::COARSE_BITS - DIRECT_BITS;
     (0..1u64 << DIRECT_BITS)
         .map(|chunk| {
-            let entry = t.direct[chunk as usize];
+            let entry = t.tree().entry(chunk as usize);
             match last {
                 Some((e, staged)) if e == entry => staged,
                 _ => {
@@ -453,8 +453,8 @@ fn answer_of<A: Family>(t: &PlanB<A>, first: u64) -> Option<u32> {
     if (leaf, rank) != t.leaf_position(Scalar, last) {
         return None;
     }
-    let line = &t.segments[0].lines[leaf as usize];
-    answered(A::Key::decode_in(line, rank, t.narrow))
+    let line = &t.tree().lines_of(0)[leaf as usize];
+    answered(A::Key::decode_in(line, rank, t.tree().narrow()))
 }
 
 /// A leaf answer as an answered entry, if one holds it (not a fallback cell, nor a hop wider
@@ -667,21 +667,21 @@ mod tests {
         let table = table(wide);
         let intervals = Intervals::from_table(&table);
         let planb = PlanB::build(&table, &BuildOptions::default()).unwrap();
-        assert_eq!(planb.narrow, !wide);
-        assert!(planb.depth >= 3, "deep enough to stage");
+        assert_eq!(planb.tree().narrow(), !wide);
+        assert!(planb.tree().depth() >= 3, "deep enough to stage");
         let staged = planb.staged.as_ref().expect("staged tables");
         // An answered entry is what every address of its range gets, checked at its first,
         // its middle and its last address; a walk entry names the deepest node that the walks
         // of its first and last address (so of every address between) both pass, if that is
         // the leaf or the node above it, and is the chunk's direct entry otherwise.
-        let lines = &planb.segments[0].lines;
+        let lines = planb.tree().lines_of(0);
         let (mut leaf_entries, mut near_entries, mut mid_entries, mut root_entries) = (0, 0, 0, 0);
         // The nodes the walk of `addr` passes, from the entry node to the leaf.
         let path = |addr: u128, chunk: usize| {
             let x = (addr >> 80) as u32;
-            let mut at = entry_line(planb.direct[chunk]);
+            let mut at = entry_line(planb.tree().entry(chunk));
             let mut nodes = vec![at];
-            for _ in 1..planb.depth {
+            for _ in 1..planb.tree().depth() {
                 let n = &lines[at as usize];
                 at = <u32 as Key>::link(n) + <u32 as Key>::rank_inner(Scalar, n, x);
                 nodes.push(at);
@@ -691,26 +691,28 @@ mod tests {
         let mut check = |entry: u32, first: u128, last: u128, chunk: usize, sub: bool| {
             if entry & ANSWERED == 0 && !sub {
                 assert_eq!(
-                    entry, planb.direct[chunk],
+                    entry,
+                    planb.tree().entry(chunk),
                     "a chunk's walk entry is its direct entry"
                 );
                 return false;
             }
             if entry & ANSWERED == 0 {
-                let (node, searches) = Staged::start(entry, planb.depth);
+                let (node, searches) = Staged::start(entry, planb.tree().depth());
                 // The deepest node both ends of the range pass (so every address between).
                 let (a, z) = (path(first, chunk), path(last, chunk));
                 let shared = a.iter().zip(&z).take_while(|(x, y)| x == y).count();
-                let start = match planb.depth - shared {
+                let start = match planb.tree().depth() - shared {
                     0 => 1,
                     1 => 2,
                     2 => 3,
-                    _ => planb.depth,
+                    _ => planb.tree().depth(),
                 };
                 assert_eq!(searches, start, "{first:#x}: the deepest node it can enter");
-                if searches == planb.depth {
+                if searches == planb.tree().depth() {
                     assert_eq!(
-                        entry, planb.direct[chunk],
+                        entry,
+                        planb.tree().entry(chunk),
                         "a walk entry from the root is the direct entry"
                     );
                     root_entries += 1;
@@ -721,7 +723,7 @@ mod tests {
                 mid_entries += usize::from(searches == 3);
                 assert_eq!(
                     node,
-                    a[planb.depth - searches],
+                    a[planb.tree().depth() - searches],
                     "{first:#x}: the entry's node"
                 );
                 return false;
@@ -781,10 +783,10 @@ mod tests {
             }
         );
         assert!(
-            leaf_entries > 0 && near_entries > 0 && (mid_entries > 0) == (planb.depth > 3),
+            leaf_entries > 0 && near_entries > 0 && (mid_entries > 0) == (planb.tree().depth() > 3),
             "blocks enter at their leaf ({leaf_entries}), above it ({near_entries}) and two \
              above it ({mid_entries}), depth {}",
-            planb.depth
+            planb.tree().depth()
         );
         assert!(
             staged.sub.len() * 4 <= sub_budget(planb.line_bytes()),
@@ -847,7 +849,10 @@ mod tests {
                 // fallback stage's as the full walk has them.
                 let entry = staged.entry(coarse);
                 let walk = match entry & ANSWERED {
-                    0 => Staged::start(entry, planb.depth).1 + planb.lines_touched(a).fallback,
+                    0 => {
+                        Staged::start(entry, planb.tree().depth()).1
+                            + planb.lines_touched(a).fallback
+                    }
                     _ => 0,
                 };
                 1 + usize::from(split) + walk
@@ -863,7 +868,7 @@ mod tests {
             "two thirds of the addresses are in a split chunk: {steps:?}"
         );
         assert!(
-            steps[3].1 > steps[2 + planb.depth].1,
+            steps[3].1 > steps[2 + planb.tree().depth()].1,
             "some walks start below the entry node: {steps:?}"
         );
         assert!(
@@ -997,7 +1002,7 @@ mod tests {
             .into_iter()
             .collect();
         let planb = PlanB::build(&shallow, &BuildOptions::default()).unwrap();
-        assert!(planb.depth < *STAGED_DEPTHS.start());
+        assert!(planb.tree().depth() < *STAGED_DEPTHS.start());
         assert_eq!(Staged::choice(&planb), None);
         let ipv4: RouteTable<u32> = [(Prefix::new(0x0a00_0000, 8).unwrap(), 1)]
             .into_iter()
@@ -1079,7 +1084,7 @@ mod tests {
             .collect();
         let planb = PlanB::build(&shallow, &BuildOptions::default()).unwrap();
         assert!(
-            planb.depth < 3 && planb.staged.is_none(),
+            planb.tree().depth() < 3 && planb.staged.is_none(),
             "too shallow to stage"
         );
         let v4: RouteTable<u32> = (0..3000u32)
@@ -1155,7 +1160,7 @@ mod tests {
             |block: &[u128]| staged.stages(Rule::AnsweredOrDeeper, block, |&a| (a >> 80) as u64);
         let searches = |a: u128| match staged.entry((a >> 80) as u64) {
             e if e & ANSWERED != 0 => 0,
-            e => Staged::start(e, planb.depth).1,
+            e => Staged::start(e, planb.tree().depth()).1,
         };
         for class in [0, 1, 2] {
             assert!(
@@ -1201,9 +1206,9 @@ mod tests {
         .collect();
         // Every class of walk lanes goes through the staged walk: from the leaf, from one,
         // two nodes above it (in a table deep enough), from the entry node.
-        for class in [1, 2, 3, planb.depth]
+        for class in [1, 2, 3, planb.tree().depth()]
             .into_iter()
-            .filter(|&c| c <= planb.depth)
+            .filter(|&c| c <= planb.tree().depth())
         {
             assert!(
                 mixed
