@@ -1,5 +1,7 @@
 //! Saved tables: round trips on every real table (mapped and copied), and damaged files that
-//! must load and agree or fail with an error, never panic.
+//! must load and agree or fail with an error, never panic. (Not built with `--cfg
+//! ipfib_portable`, which has no file readers: see Cargo.toml.)
+#![cfg(not(ipfib_portable))]
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
