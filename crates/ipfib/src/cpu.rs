@@ -188,6 +188,24 @@ pub enum Cpu {
     Neon(Neon),
 }
 
+/// Runs `$body` with `$token` bound to the token `$cpu` (a [`Cpu`]) holds: the one match over
+/// the backends, each arm compiled with its own token type, so that a `$body` calling a
+/// function generic over the token gets that backend's instance of it.
+macro_rules! with_token {
+    ($cpu:expr, $token:ident => $body:expr) => {
+        match $cpu {
+            $crate::cpu::Cpu::Scalar($token) => $body,
+            #[cfg(target_arch = "x86_64")]
+            $crate::cpu::Cpu::Avx2($token) => $body,
+            #[cfg(target_arch = "x86_64")]
+            $crate::cpu::Cpu::Avx512($token) => $body,
+            #[cfg(target_arch = "aarch64")]
+            $crate::cpu::Cpu::Neon($token) => $body,
+        }
+    };
+}
+pub(crate) use with_token;
+
 impl Cpu {
     /// The token for `backend`, if this CPU runs it.
     pub fn new(backend: Backend) -> Option<Cpu> {

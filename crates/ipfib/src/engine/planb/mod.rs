@@ -176,27 +176,11 @@ impl<A: Family> PlanB<A> {
         out: &mut [O],
         miss: NextHop,
     ) {
-        match self.dispatch {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token proves the CPU has the features the function enables, and
-            // `self` satisfies the structure invariants (every PlanB does, see the type's doc).
-            search::Dispatch::Avx512(token) => unsafe {
-                walk::x86::batch_avx512(self, token, addrs, out, miss)
-            },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            search::Dispatch::Avx2(token) => unsafe {
-                walk::x86::batch_avx2(self, token, addrs, out, miss)
-            },
-            // SAFETY: `self` satisfies the structure invariants; the scalar search is checked.
-            search::Dispatch::Scalar(token) => unsafe {
-                walk::batch(self, token, addrs, out, miss)
-            },
-            #[cfg(target_arch = "aarch64")]
-            // SAFETY: the token proves the CPU has NEON (part of every aarch64 CPU, so the walk
-            // needs no `target_feature`), and `self` satisfies the structure invariants.
-            search::Dispatch::Neon(token) => unsafe { walk::batch(self, token, addrs, out, miss) },
-        }
+        // SAFETY: the token proves the CPU has the features its walk enables, and `self`
+        // satisfies the structure invariants (every PlanB does, see the type's doc).
+        crate::cpu::with_token!(self.dispatch, s => unsafe {
+            walk::Walk::batch(s, self, addrs, out, miss)
+        })
     }
 }
 
@@ -213,20 +197,8 @@ impl<A: Family> Lookup<A> for PlanB<A> {
     }
 
     fn lookup(&self, addr: A) -> Option<NextHop> {
-        match self.dispatch {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token proves the CPU has the features the function enables, and
-            // `self` satisfies the structure invariants.
-            search::Dispatch::Avx512(token) => unsafe { walk::x86::one_avx512(self, token, addr) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            search::Dispatch::Avx2(token) => unsafe { walk::x86::one_avx2(self, token, addr) },
-            // SAFETY: `self` satisfies the structure invariants; the scalar search is checked.
-            search::Dispatch::Scalar(token) => unsafe { walk::one_portable(self, token, addr) },
-            #[cfg(target_arch = "aarch64")]
-            // SAFETY: as for the batch.
-            search::Dispatch::Neon(token) => unsafe { walk::one_portable(self, token, addr) },
-        }
+        // SAFETY: as for the batch.
+        crate::cpu::with_token!(self.dispatch, s => unsafe { walk::Walk::one(s, self, addr) })
     }
 
     fn lookup_batch(&self, addrs: &[A], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {

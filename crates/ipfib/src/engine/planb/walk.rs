@@ -571,6 +571,57 @@ unsafe fn batch_in<
 }
 
 /// The walks compiled with each SIMD instruction set enabled, so the node search inlines.
+/// A backend's walks, single and batched, compiled with its instruction set: what
+/// [`crate::cpu::with_token!`] calls for the table's backend.
+pub trait Walk: Search {
+    /// The batched walk of `addrs` into `out`.
+    ///
+    /// # Safety
+    /// `t` satisfies the structure invariants.
+    unsafe fn batch<A: Family, I: AddressInput<A>, O: Output>(
+        self,
+        t: &PlanB<A>,
+        addrs: &[I],
+        out: &mut [O],
+        miss: NextHop,
+    );
+
+    /// One lookup.
+    ///
+    /// # Safety
+    /// As for [`Walk::batch`].
+    unsafe fn one<A: Family>(self, t: &PlanB<A>, addr: A) -> Option<NextHop>;
+}
+
+/// The portable walks, for the scalar search and NEON's (part of every aarch64 CPU, so its
+/// walk needs no `target_feature`).
+macro_rules! portable_walk {
+    ($token:ty) => {
+        impl Walk for $token {
+            #[inline(always)]
+            unsafe fn batch<A: Family, I: AddressInput<A>, O: Output>(
+                self,
+                t: &PlanB<A>,
+                addrs: &[I],
+                out: &mut [O],
+                miss: NextHop,
+            ) {
+                // SAFETY: caller's contract.
+                unsafe { batch(t, self, addrs, out, miss) }
+            }
+
+            #[inline(always)]
+            unsafe fn one<A: Family>(self, t: &PlanB<A>, addr: A) -> Option<NextHop> {
+                // SAFETY: caller's contract.
+                unsafe { one_portable(t, self, addr) }
+            }
+        }
+    };
+}
+portable_walk!(Scalar);
+#[cfg(target_arch = "aarch64")]
+portable_walk!(crate::cpu::Neon);
+
 #[cfg(target_arch = "x86_64")]
 pub mod x86 {
     use super::super::search::{avx2::Avx2, avx512::Avx512};
@@ -627,4 +678,31 @@ pub mod x86 {
         // SAFETY: caller's contract.
         unsafe { one(t, s, addr) }
     }
+
+    /// Implements [`Walk`] for an x86 token with its `#[target_feature]` walks.
+    macro_rules! x86_walk {
+        ($token:ty, $batch:ident, $one:ident) => {
+            impl Walk for $token {
+                #[inline(always)]
+                unsafe fn batch<A: Family, I: AddressInput<A>, O: Output>(
+                    self,
+                    t: &PlanB<A>,
+                    addrs: &[I],
+                    out: &mut [O],
+                    miss: NextHop,
+                ) {
+                    // SAFETY: caller's contract; the token proves the CPU features.
+                    unsafe { $batch(t, self, addrs, out, miss) }
+                }
+
+                #[inline(always)]
+                unsafe fn one<A: Family>(self, t: &PlanB<A>, addr: A) -> Option<NextHop> {
+                    // SAFETY: caller's contract; the token proves the CPU features.
+                    unsafe { $one(t, self, addr) }
+                }
+            }
+        };
+    }
+    x86_walk!(Avx2, batch_avx2, one_avx2);
+    x86_walk!(Avx512, batch_avx512, one_avx512);
 }

@@ -42,7 +42,6 @@ use choice::{split, sub_tables, Candidate};
 
 use super::layout::{Decoded, Family, Key, DIRECT_BITS};
 use super::search::scalar::Scalar;
-use super::search::Dispatch;
 use super::PlanB;
 use crate::addr::{AddressInput, InputLayout};
 use crate::route_table::NextHop;
@@ -512,17 +511,7 @@ pub fn batch<I: AddressInput<u128>>(
     // one segment and a depth of `STAGED_DEPTHS` (`stages_structure`), and `staged` are its
     // tables; the layout says what `I` is; positions fit 32 bits; each token proves its CPU
     // features.
-    unsafe {
-        match t.dispatch {
-            #[cfg(target_arch = "x86_64")]
-            Dispatch::Avx512(s) => run(t, s, staged, rule, addrs, out, miss),
-            #[cfg(target_arch = "x86_64")]
-            Dispatch::Avx2(s) => run(t, s, staged, rule, addrs, out, miss),
-            Dispatch::Scalar(s) => run(t, s, staged, rule, addrs, out, miss),
-            #[cfg(target_arch = "aarch64")]
-            Dispatch::Neon(s) => run(t, s, staged, rule, addrs, out, miss),
-        }
-    }
+    unsafe { crate::cpu::with_token!(t.dispatch, s => run(t, s, staged, rule, addrs, out, miss)) }
 }
 
 /// [`Kernel::walk`] for the layout of `I`; false for a layout it does not load.
