@@ -593,10 +593,11 @@ pub trait Walk: Search {
     unsafe fn one<A: Family>(self, t: &PlanB<A>, addr: A) -> Option<NextHop>;
 }
 
-/// The portable walks, for the scalar search and NEON's (part of every aarch64 CPU, so its
-/// walk needs no `target_feature`).
-macro_rules! portable_walk {
-    ($token:ty) => {
+/// Implements [`Walk`] for a backend token with its walks: `$batch` and `$one`, functions of
+/// the table, the token and the [`Walk`] arguments (the x86 ones compiled with the backend's
+/// `#[target_feature]`).
+macro_rules! walk {
+    ($token:ty, $batch:path, $one:path) => {
         impl Walk for $token {
             #[inline(always)]
             unsafe fn batch<A: Family, I: AddressInput<A>, O: Output>(
@@ -606,21 +607,23 @@ macro_rules! portable_walk {
                 out: &mut [O],
                 miss: NextHop,
             ) {
-                // SAFETY: caller's contract.
-                unsafe { batch(t, self, addrs, out, miss) }
+                // SAFETY: caller's contract; the token proves the CPU features.
+                unsafe { $batch(t, self, addrs, out, miss) }
             }
 
             #[inline(always)]
             unsafe fn one<A: Family>(self, t: &PlanB<A>, addr: A) -> Option<NextHop> {
-                // SAFETY: caller's contract.
-                unsafe { one_portable(t, self, addr) }
+                // SAFETY: caller's contract; the token proves the CPU features.
+                unsafe { $one(t, self, addr) }
             }
         }
     };
 }
-portable_walk!(Scalar);
+// The portable walks, for the scalar search and NEON's (part of every aarch64 CPU, so its
+// walk needs no `target_feature`).
+walk!(Scalar, batch, one_portable);
 #[cfg(target_arch = "aarch64")]
-portable_walk!(crate::cpu::Neon);
+walk!(crate::cpu::Neon, batch, one_portable);
 
 #[cfg(target_arch = "x86_64")]
 pub mod x86 {
@@ -679,30 +682,6 @@ pub mod x86 {
         unsafe { one(t, s, addr) }
     }
 
-    /// Implements [`Walk`] for an x86 token with its `#[target_feature]` walks.
-    macro_rules! x86_walk {
-        ($token:ty, $batch:ident, $one:ident) => {
-            impl Walk for $token {
-                #[inline(always)]
-                unsafe fn batch<A: Family, I: AddressInput<A>, O: Output>(
-                    self,
-                    t: &PlanB<A>,
-                    addrs: &[I],
-                    out: &mut [O],
-                    miss: NextHop,
-                ) {
-                    // SAFETY: caller's contract; the token proves the CPU features.
-                    unsafe { $batch(t, self, addrs, out, miss) }
-                }
-
-                #[inline(always)]
-                unsafe fn one<A: Family>(self, t: &PlanB<A>, addr: A) -> Option<NextHop> {
-                    // SAFETY: caller's contract; the token proves the CPU features.
-                    unsafe { $one(t, self, addr) }
-                }
-            }
-        };
-    }
-    x86_walk!(Avx2, batch_avx2, one_avx2);
-    x86_walk!(Avx512, batch_avx512, one_avx512);
+    walk!(Avx2, batch_avx2, one_avx2);
+    walk!(Avx512, batch_avx512, one_avx512);
 }
