@@ -24,7 +24,7 @@ filters=(
     engine::planb::search::
     engine::planb::layout::
     engine::planb::builder::
-    engine::backend::
+    cpu::
     engine::registry::
     fib::routes::
     live::snapshot::
