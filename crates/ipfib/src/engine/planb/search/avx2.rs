@@ -45,27 +45,7 @@ impl Search for Avx2 {
         }
     }
 
-    #[inline(always)]
-    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
-        // SAFETY: the caller guarantees `i < slice.len()`.
-        unsafe { super::shared::at(slice, i) }
-    }
-
-    #[inline(always)]
-    unsafe fn at_mut<T>(self, slice: &mut [T], i: usize) -> &mut T {
-        // SAFETY: the caller guarantees `i < slice.len()`.
-        unsafe { super::shared::at_mut(slice, i) }
-    }
-
-    #[inline(always)]
-    fn prefetch<T>(self, r: &T) {
-        super::shared::prefetch(r)
-    }
-
-    #[inline(always)]
-    fn prefetch_input<T, const NTA: bool>(self, input: &[T]) {
-        super::shared::prefetch_input::<T, NTA>(input)
-    }
+    shared_access!();
 
     #[inline(always)]
     fn rank16<const KEYS: usize>(self, line: &Line16, x: u16) -> u32 {

@@ -7,6 +7,35 @@
 //! `#[target_feature]` function, and [`crate::engine::Backend`] picks one when a table is built: the
 //! per-lookup cost of dispatch is one predictable branch per batch.
 
+/// The `Search` methods every SIMD backend takes from `shared` (unchecked indexing and the
+/// prefetches), written once for their `impl Search` blocks.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+macro_rules! shared_access {
+    () => {
+        #[inline(always)]
+        unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
+            // SAFETY: the caller guarantees `i < slice.len()`.
+            unsafe { super::shared::at(slice, i) }
+        }
+
+        #[inline(always)]
+        unsafe fn at_mut<T>(self, slice: &mut [T], i: usize) -> &mut T {
+            // SAFETY: the caller guarantees `i < slice.len()`.
+            unsafe { super::shared::at_mut(slice, i) }
+        }
+
+        #[inline(always)]
+        fn prefetch<T>(self, r: &T) {
+            super::shared::prefetch(r)
+        }
+
+        #[inline(always)]
+        fn prefetch_input<T, const NTA: bool>(self, input: &[T]) {
+            super::shared::prefetch_input::<T, NTA>(input)
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
 #[cfg(target_arch = "x86_64")]

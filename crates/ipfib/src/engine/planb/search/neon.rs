@@ -67,25 +67,5 @@ impl Search for Neon {
         }
     }
 
-    #[inline(always)]
-    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
-        // SAFETY: the caller guarantees `i < slice.len()`.
-        unsafe { super::shared::at(slice, i) }
-    }
-
-    #[inline(always)]
-    unsafe fn at_mut<T>(self, slice: &mut [T], i: usize) -> &mut T {
-        // SAFETY: the caller guarantees `i < slice.len()`.
-        unsafe { super::shared::at_mut(slice, i) }
-    }
-
-    #[inline(always)]
-    fn prefetch<T>(self, r: &T) {
-        super::shared::prefetch(r)
-    }
-
-    #[inline(always)]
-    fn prefetch_input<T, const NTA: bool>(self, input: &[T]) {
-        super::shared::prefetch_input::<T, NTA>(input)
-    }
+    shared_access!();
 }
