@@ -188,10 +188,11 @@ mod tests {
     fn check_u32(line: [u32; 16], x: u32) {
         let line = Line32(line);
         let want = |keys: usize| line.0[..keys].iter().filter(|&&k| k < x).count() as u32;
-        let expect = [want(7), want(15), want(16)];
-        fn ranks<S: Search>(s: S, l: &Line32, x: u32) -> [u32; 3] {
+        let expect = [want(7), want(9), want(15), want(16)];
+        fn ranks<S: Search>(s: S, l: &Line32, x: u32) -> [u32; 4] {
             [
                 s.rank32::<7>(l, x),
+                s.rank32::<9>(l, x),
                 s.rank32::<15>(l, x),
                 s.rank32::<16>(l, x),
             ]
@@ -215,10 +216,11 @@ mod tests {
     fn check_u16(line: [u16; 32], x: u16) {
         let line = Line16(line);
         let want = |keys: usize| line.0[..keys].iter().filter(|&&k| k < x).count() as u32;
-        let expect = [want(9), want(30), want(32)];
-        fn ranks<S: Search>(s: S, l: &Line16, x: u16) -> [u32; 3] {
+        let expect = [want(9), want(14), want(30), want(32)];
+        fn ranks<S: Search>(s: S, l: &Line16, x: u16) -> [u32; 4] {
             [
                 s.rank16::<9>(l, x),
+                s.rank16::<14>(l, x),
                 s.rank16::<30>(l, x),
                 s.rank16::<32>(l, x),
             ]
