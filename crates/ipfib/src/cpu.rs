@@ -3,10 +3,11 @@
 //! One [`Backend`] names an instruction set; one zero-sized *token* per backend ([`Scalar`],
 //! `Avx2`, `Avx512`, `Neon`) can only be made when the CPU has it, so holding one proves the
 //! instructions exist and a method that uses them can be safe. A built table holds a [`Cpu`]
-//! (a backend with its token), chosen once when it is built, and each engine matches on it
-//! to call its walk compiled for that backend: a lookup pays one predictable branch, never a
-//! feature check. Every engine takes its backends from here, so a new instruction set is a
-//! token and a variant here, and each engine's inner search for it.
+//! (a backend with its token), chosen once when it is built, and each engine dispatches on it
+//! with `with_token!` to call its walk compiled for that backend: a lookup pays one
+//! predictable branch, never a feature check. Every engine takes its backends from here, so a
+//! new instruction set is a token and a variant here, and for each engine its inner search and
+//! one line implementing the engine's walk trait for the token.
 //!
 //! Features are read once per process ([`Backend::available`] caches them).
 

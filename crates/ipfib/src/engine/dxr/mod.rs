@@ -39,12 +39,13 @@ mod walk;
 
 use std::marker::PhantomData;
 
+use crate::cpu::Cpu;
 use crate::engine::{check_batch, Backend, Build, BuildOptions, Detail, Lookup};
 use crate::error::{BuildError, InvalidStructure, LookupError};
 use crate::route_table::{NextHop, RouteTable};
 use builder::{Limits, Stats};
 use format::Entry;
-use search::Dispatch;
+use walk::Walk;
 
 /// A DXR configuration: the direct table's width and the registered name.
 pub trait Preset: Clone + Copy + std::fmt::Debug + Send + Sync + 'static {
@@ -141,7 +142,8 @@ pub struct Dxr<P: Preset> {
     /// chunk's blocks to a window (0 unless a chunk has over 1,024 ranges).
     steps: u32,
     stats: Stats,
-    dispatch: Dispatch,
+    /// The backend the walks run with, and its token.
+    cpu: Cpu,
     batch_walk: BatchWalk,
     preset: PhantomData<P>,
 }
@@ -162,7 +164,7 @@ impl<P: Preset> Dxr<P> {
             wide: parts.wide,
             steps: parts.stats.max_extra,
             stats: parts.stats,
-            dispatch: Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
+            cpu: Cpu::new(backend).ok_or(BuildError::BackendUnavailable {
                 backend: backend.name(),
             })?,
             batch_walk: BatchWalk::Adaptive,
@@ -179,7 +181,7 @@ impl<P: Preset> Dxr<P> {
 
     /// The window-search backend in use.
     pub fn backend(&self) -> Backend {
-        self.dispatch.backend()
+        self.cpu.backend()
     }
 
     fn check(&self) -> Result<(), String> {
@@ -256,38 +258,15 @@ impl<P: Preset> Dxr<P> {
     /// [`Dxr::pipeline_into`]: with both walks inlined into one `target_feature` function the
     /// stream ran ~10 % slower (bart-tier1 uniform, 211–215 against 237 M/s).
     fn stream_into<O: walk::Output>(&self, addrs: &[u32], out: &mut [O], miss: NextHop) {
-        match self.dispatch {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token proves the CPU features the function enables, and `self`
-            // satisfies the structure invariants (every `Dxr` does).
-            Dispatch::Avx512(s) => unsafe { walk::x86::stream_avx512(self, s, addrs, out, miss) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            Dispatch::Avx2(s) => unsafe { walk::x86::stream_avx2(self, s, addrs, out, miss) },
-            // SAFETY: the scalar token checks every access.
-            Dispatch::Scalar(s) => unsafe { walk::stream(self, s, addrs, out, miss) },
-            #[cfg(target_arch = "aarch64")]
-            // SAFETY: NEON is part of every aarch64 CPU, and its search checks every access.
-            Dispatch::Neon(s) => unsafe { walk::stream(self, s, addrs, out, miss) },
-        }
+        // SAFETY: the token proves the CPU has the features its walk enables, and `self`
+        // satisfies the structure invariants (every `Dxr` does).
+        crate::cpu::with_token!(self.cpu, s => unsafe { s.stream(self, addrs, out, miss) })
     }
 
     /// The pipeline walk for the backend in use.
     fn pipeline_into<O: walk::Output>(&self, addrs: &[u32], out: &mut [O], miss: NextHop) {
-        match self.dispatch {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token proves the CPU features the function enables, and `self`
-            // satisfies the structure invariants (every `Dxr` does).
-            Dispatch::Avx512(s) => unsafe { walk::x86::batch_avx512(self, s, addrs, out, miss) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            Dispatch::Avx2(s) => unsafe { walk::x86::batch_avx2(self, s, addrs, out, miss) },
-            // SAFETY: the scalar token checks every access.
-            Dispatch::Scalar(s) => unsafe { walk::batch(self, s, addrs, out, miss) },
-            #[cfg(target_arch = "aarch64")]
-            // SAFETY: NEON is part of every aarch64 CPU, and its search checks every access.
-            Dispatch::Neon(s) => unsafe { walk::batch(self, s, addrs, out, miss) },
-        }
+        // SAFETY: as for the stream.
+        crate::cpu::with_token!(self.cpu, s => unsafe { s.batch(self, addrs, out, miss) })
     }
 
     /// Distinct lines of the direct table, range array and next-hop table one lookup of
@@ -346,19 +325,9 @@ impl<P: Preset> Lookup<u32> for Dxr<P> {
     }
 
     fn lookup(&self, addr: u32) -> Option<NextHop> {
-        match self.dispatch {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token proves the CPU features; `self` satisfies the invariants.
-            Dispatch::Avx512(s) => unsafe { walk::x86::one_avx512(self, s, addr) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            Dispatch::Avx2(s) => unsafe { walk::x86::one_avx2(self, s, addr) },
-            // SAFETY: the scalar token checks every access.
-            Dispatch::Scalar(s) => unsafe { walk::one_portable(self, s, addr) },
-            #[cfg(target_arch = "aarch64")]
-            // SAFETY: NEON is part of every aarch64 CPU, and its search checks every access.
-            Dispatch::Neon(s) => unsafe { walk::one_portable(self, s, addr) },
-        }
+        // SAFETY: the token proves the CPU has the features its walk enables, and `self`
+        // satisfies the structure invariants (every `Dxr` does).
+        crate::cpu::with_token!(self.cpu, s => unsafe { s.one(self, addr) })
     }
 
     fn lookup_batch(&self, addrs: &[u32], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {

@@ -225,9 +225,6 @@ mod x86 {
 #[cfg(target_arch = "x86_64")]
 pub use x86::{Avx2, Avx512};
 
-/// The backend a table was built with, holding its token ([`crate::cpu`]).
-pub use crate::cpu::Cpu as Dispatch;
-
 /// NEON runs the portable search: a window search is 32 byte or 16-bit compares and a count,
 /// which the compiler vectorises with the baseline NEON instructions already.
 #[cfg(target_arch = "aarch64")]

@@ -27,7 +27,7 @@
 use std::hint::select_unpredictable;
 
 use super::format::{Entry, COUNT_MASK, FENCE_MASK, WINDOW};
-use super::search::Search;
+use super::search::{Scalar, Search};
 use super::{Dxr, Preset};
 use crate::route_table::NextHop;
 
@@ -381,11 +381,92 @@ pub unsafe fn stream<P: Preset, S: Search, O: Output>(
     }
 }
 
+/// A backend's walks, single, pipelined and streamed, compiled with its instruction set: what
+/// [`crate::cpu::with_token!`] calls for the table's backend.
+pub trait Walk: Search {
+    /// The pipelined walk of `addrs` into `out` ([`batch`]).
+    ///
+    /// # Safety
+    /// `t` satisfies the structure invariants.
+    unsafe fn batch<P: Preset, O: Output>(
+        self,
+        t: &Dxr<P>,
+        addrs: &[u32],
+        out: &mut [O],
+        miss: NextHop,
+    );
+
+    /// The stream of prefetched single lookups of `addrs` into `out` ([`stream`]).
+    ///
+    /// # Safety
+    /// As for [`Walk::batch`].
+    unsafe fn stream<P: Preset, O: Output>(
+        self,
+        t: &Dxr<P>,
+        addrs: &[u32],
+        out: &mut [O],
+        miss: NextHop,
+    );
+
+    /// One lookup.
+    ///
+    /// # Safety
+    /// As for [`Walk::batch`].
+    unsafe fn one<P: Preset>(self, t: &Dxr<P>, addr: u32) -> Option<NextHop>;
+}
+
+/// Implements [`Walk`] for a backend token with its walks: `$batch`, `$stream` and `$one`,
+/// functions of the table, the token and the [`Walk`] arguments (the x86 ones compiled with
+/// the backend's `#[target_feature]`).
+macro_rules! walk {
+    ($token:ty, $batch:path, $stream:path, $one:path) => {
+        impl Walk for $token {
+            #[inline(always)]
+            unsafe fn batch<P: Preset, O: Output>(
+                self,
+                t: &Dxr<P>,
+                addrs: &[u32],
+                out: &mut [O],
+                miss: NextHop,
+            ) {
+                // SAFETY: caller's contract; the token proves the CPU features.
+                unsafe { $batch(t, self, addrs, out, miss) }
+            }
+
+            #[inline(always)]
+            unsafe fn stream<P: Preset, O: Output>(
+                self,
+                t: &Dxr<P>,
+                addrs: &[u32],
+                out: &mut [O],
+                miss: NextHop,
+            ) {
+                // SAFETY: caller's contract; the token proves the CPU features.
+                unsafe { $stream(t, self, addrs, out, miss) }
+            }
+
+            #[inline(always)]
+            unsafe fn one<P: Preset>(self, t: &Dxr<P>, addr: u32) -> Option<NextHop> {
+                // SAFETY: caller's contract; the token proves the CPU features.
+                unsafe { $one(t, self, addr) }
+            }
+        }
+    };
+}
+// The portable walks, for the scalar search and NEON's (part of every aarch64 CPU, so its
+// walk needs no `target_feature`).
+walk!(Scalar, batch, stream, one_portable);
+#[cfg(target_arch = "aarch64")]
+walk!(crate::cpu::Neon, batch, stream, one_portable);
+
 /// The walks compiled with each SIMD instruction set enabled, so the window search inlines.
 #[cfg(target_arch = "x86_64")]
 pub mod x86 {
     use super::super::search::{Avx2, Avx512};
     use super::*;
+
+    walk!(Avx2, batch_avx2, stream_avx2, one_avx2);
+    walk!(Avx512, batch_avx512, stream_avx512, one_avx512);
 
     /// Batched walk with AVX-512 enabled.
     ///

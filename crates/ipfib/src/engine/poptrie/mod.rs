@@ -24,12 +24,13 @@ mod tests;
 
 use std::marker::PhantomData;
 
+use crate::cpu::Cpu;
 use crate::engine::{check_batch, Build, BuildOptions, Detail, Lookup};
 use crate::error::{BuildError, InvalidStructure, LookupError};
 use crate::route_table::{NextHop, RouteTable};
 pub use layout::Family;
 use layout::{LeafWord, Leaves, Node};
-use walk::View;
+use walk::{Access, View, Walk};
 
 /// Direct-table width for IPv4: the paper's `s = 18` (1 MiB), which also puts the first node
 /// level on bits 18–23, so a /24 ends exactly at a node's slot.
@@ -100,39 +101,9 @@ pub struct Poptrie<A: Family> {
     /// The batch walk: adaptive for tries of at most [`STREAM_LEVELS`] node levels, where
     /// the out-of-order core can overlap single walks, the interleaved groups otherwise.
     batch_walk: BatchWalk,
-    cpu: Dispatch,
+    /// The backend the walks run with, and its token.
+    cpu: Cpu,
     family: PhantomData<A>,
-}
-
-/// The CPU token the walks run with.
-#[derive(Clone, Copy, Debug)]
-enum Dispatch {
-    Portable(walk::Portable),
-    #[cfg(target_arch = "x86_64")]
-    X86(walk::X86),
-}
-
-impl Dispatch {
-    /// The portable walk for the scalar and NEON backends; the POPCNT/BMI walk for the x86
-    /// SIMD backends, whose tokens prove those features ([`crate::cpu`]).
-    fn for_options(options: &BuildOptions) -> Result<Self, BuildError> {
-        let backend = options.resolve_backend()?;
-        Ok(match crate::cpu::Cpu::new(backend) {
-            #[cfg(target_arch = "x86_64")]
-            Some(crate::cpu::Cpu::Avx2(t)) => Dispatch::X86(t.into()),
-            #[cfg(target_arch = "x86_64")]
-            Some(crate::cpu::Cpu::Avx512(t)) => Dispatch::X86(t.into()),
-            _ => Dispatch::Portable(walk::Portable),
-        })
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Dispatch::Portable(_) => "portable",
-            #[cfg(target_arch = "x86_64")]
-            Dispatch::X86(_) => "popcnt+bmi2",
-        }
-    }
 }
 
 impl<A: Family> Poptrie<A> {
@@ -143,7 +114,10 @@ impl<A: Family> Poptrie<A> {
         options: &BuildOptions,
         direct_bits: u32,
     ) -> Result<Self, BuildError> {
-        let cpu = Dispatch::for_options(options)?;
+        let backend = options.resolve_backend()?;
+        let cpu = Cpu::new(backend).ok_or(BuildError::BackendUnavailable {
+            backend: backend.name(),
+        })?;
         if direct_bits == 0 || direct_bits > MAX_DIRECT_BITS.min(u32::from(A::BITS)) {
             return Err(BuildError::Unsupported {
                 engine: "poptrie",
@@ -229,44 +203,18 @@ impl<A: Family> Poptrie<A> {
     }
 
     fn batch_into<O: walk::Output>(&self, addrs: &[A], out: &mut [O], miss: NextHop) {
-        match (&self.leaves, self.cpu) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token exists only on a CPU with the features the function enables,
-            // and every `Poptrie` satisfies the invariants the unchecked walk relies on.
-            (Leaves::Narrow(l), Dispatch::X86(c)) => unsafe {
-                if self.streams(addrs) {
-                    walk::x86::stream_x86(self.view(l), c, addrs, out, miss)
-                } else {
-                    walk::x86::batch_x86(self.view(l), c, addrs, out, miss)
-                }
-            },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            (Leaves::Wide(l), Dispatch::X86(c)) => unsafe {
-                if self.streams(addrs) {
-                    walk::x86::stream_x86(self.view(l), c, addrs, out, miss)
-                } else {
-                    walk::x86::batch_x86(self.view(l), c, addrs, out, miss)
-                }
-            },
-            // SAFETY: every `Poptrie` satisfies the invariants (the builder makes only such
-            // structures); the portable token checks every index anyway.
-            (Leaves::Narrow(l), Dispatch::Portable(c)) => unsafe {
-                if self.streams(addrs) {
-                    walk::stream(self.view(l), c, addrs, out, miss)
-                } else {
-                    walk::batch(self.view(l), c, addrs, out, miss)
-                }
-            },
-            // SAFETY: as above.
-            (Leaves::Wide(l), Dispatch::Portable(c)) => unsafe {
-                if self.streams(addrs) {
-                    walk::stream(self.view(l), c, addrs, out, miss)
-                } else {
-                    walk::batch(self.view(l), c, addrs, out, miss)
-                }
-            },
-        }
+        let stream = self.streams(addrs);
+        // SAFETY: the token proves the CPU has the features its walk enables, and every
+        // `Poptrie` satisfies the invariants the walks rely on (the builder makes only such
+        // structures).
+        crate::cpu::with_token!(self.cpu, c => unsafe {
+            match (&self.leaves, stream) {
+                (Leaves::Narrow(l), true) => c.stream(self.view(l), addrs, out, miss),
+                (Leaves::Narrow(l), false) => c.batch(self.view(l), addrs, out, miss),
+                (Leaves::Wide(l), true) => c.stream(self.view(l), addrs, out, miss),
+                (Leaves::Wide(l), false) => c.batch(self.view(l), addrs, out, miss),
+            }
+        })
     }
 
     fn bytes_of_parts(&self) -> [(&'static str, usize); 4] {
@@ -300,27 +248,13 @@ impl<A: Family> Lookup<A> for Poptrie<A> {
     }
 
     fn lookup(&self, addr: A) -> Option<NextHop> {
-        match (&self.leaves, self.cpu) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the token exists only on a CPU with the features the function enables,
-            // and every `Poptrie` satisfies the invariants the unchecked walk relies on.
-            (Leaves::Narrow(l), Dispatch::X86(c)) => unsafe {
-                walk::x86::answer_x86(self, l, c, addr)
-            },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above.
-            (Leaves::Wide(l), Dispatch::X86(c)) => unsafe {
-                walk::x86::answer_x86(self, l, c, addr)
-            },
-            // SAFETY: the portable token checks every index.
-            (Leaves::Narrow(l), Dispatch::Portable(c)) => unsafe {
-                walk::answer_portable(self, l, c, addr)
-            },
-            // SAFETY: as above.
-            (Leaves::Wide(l), Dispatch::Portable(c)) => unsafe {
-                walk::answer_portable(self, l, c, addr)
-            },
-        }
+        // SAFETY: as for the batch; the leaves are `self`'s.
+        crate::cpu::with_token!(self.cpu, c => unsafe {
+            match &self.leaves {
+                Leaves::Narrow(l) => c.answer(self, l, addr),
+                Leaves::Wide(l) => c.answer(self, l, addr),
+            }
+        })
     }
 
     fn lookup_batch(&self, addrs: &[A], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
@@ -368,7 +302,7 @@ impl<A: Family> Lookup<A> for Poptrie<A> {
                     .count(),
             ),
             Detail::count("next_hops", self.hops.len() - 1),
-            Detail::text("walk", self.cpu.name()),
+            Detail::text("walk", crate::cpu::with_token!(self.cpu, c => c.name())),
             Detail::text(
                 "batch_walk",
                 match self.batch_walk {

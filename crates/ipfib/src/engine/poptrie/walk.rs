@@ -29,13 +29,20 @@ use std::hint::select_unpredictable;
 
 use super::layout::{Family, LeafWord, Node, LEAF_TAG, STRIDE};
 use super::Poptrie;
+#[cfg(target_arch = "aarch64")]
+use crate::cpu::Neon;
+use crate::cpu::Scalar;
 use crate::route_table::NextHop;
 
 /// Lookups per group of the batched walk (one bit each in a `u64` mask).
 pub const LANES: usize = 32;
 
-/// Proof of what the CPU runs, and the prefetch it allows.
-pub trait Cpu: Copy {
+/// How a backend's walk reads memory: whether it prefetches, and whether it checks indices.
+/// The scalar and NEON tokens take the portable walk (checked indices, no prefetch,
+/// `count_ones` as the compiler lowers it for the baseline ISA); the AVX2 and AVX-512 tokens,
+/// which prove POPCNT, BMI1 and BMI2 ([`crate::cpu`]), the x86 one (prefetches, unchecked
+/// indices). `walk!` implements it with [`Walk`].
+pub trait Access: Copy {
     /// Asks for the cache line at `p` (a hint: `p` may point anywhere, it is never read).
     fn prefetch(self, p: *const u8);
 
@@ -45,59 +52,26 @@ pub trait Cpu: Copy {
     /// # Safety
     /// `i < slice.len()`.
     unsafe fn at<T>(self, slice: &[T], i: usize) -> &T;
+
+    /// The walk's name in [`crate::engine::Lookup::describe`]: `portable` or `popcnt+bmi2`.
+    fn name(self) -> &'static str;
 }
 
-/// Portable code: no prefetch, `count_ones` as the compiler lowers it for the baseline ISA.
-#[derive(Clone, Copy, Debug)]
-pub struct Portable;
+/// The [`Access`] methods of the portable walk: no prefetch, checked indexing.
+macro_rules! portable_access {
+    () => {
+        #[inline(always)]
+        fn prefetch(self, _p: *const u8) {}
 
-impl Cpu for Portable {
-    #[inline(always)]
-    fn prefetch(self, _p: *const u8) {}
+        #[inline(always)]
+        unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
+            &slice[i]
+        }
 
-    #[inline(always)]
-    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
-        &slice[i]
-    }
-}
-
-/// x86-64 with POPCNT and BMI1/2 (variable shifts without the `cl` register); holding one
-/// proves the CPU has them.
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy, Debug)]
-pub struct X86(());
-
-/// The AVX2 and AVX-512 tokens prove POPCNT, BMI1 and BMI2 ([`crate::cpu`]).
-#[cfg(target_arch = "x86_64")]
-impl From<crate::cpu::Avx2> for X86 {
-    fn from(_: crate::cpu::Avx2) -> Self {
-        X86(())
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl From<crate::cpu::Avx512> for X86 {
-    fn from(_: crate::cpu::Avx512) -> Self {
-        X86(())
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Cpu for X86 {
-    #[inline(always)]
-    fn prefetch(self, p: *const u8) {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is part of x86-64, and a prefetch is a hint that never faults, whatever
-        // the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
-    }
-
-    #[inline(always)]
-    unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
-        debug_assert!(i < slice.len(), "walk index {i} of {}", slice.len());
-        // SAFETY: the caller guarantees `i < slice.len()`.
-        unsafe { slice.get_unchecked(i) }
-    }
+        fn name(self) -> &'static str {
+            "portable"
+        }
+    };
 }
 
 /// The arrays a walk reads.
@@ -143,7 +117,7 @@ impl Output for NextHop {
 /// `v` comes from a [`super::Poptrie`] (every one satisfies the invariants `validate`
 /// checks, so every index the walk forms is in bounds).
 #[inline(always)]
-pub unsafe fn one<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, addr: A) -> u32 {
+pub unsafe fn one<A: Family, L: LeafWord, C: Access>(v: View<'_, L>, c: C, addr: A) -> u32 {
     // SAFETY: `top` is below 2^s = `direct.len()`; every node index a direct entry or a
     // step gives names a node, and every leaf position a leaf (caller's contract).
     unsafe {
@@ -169,7 +143,7 @@ pub unsafe fn one<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, addr: A)
 /// # Safety
 /// As for [`one`].
 #[inline(always)]
-pub unsafe fn answer<A: Family, L: LeafWord, C: Cpu>(
+pub unsafe fn answer<A: Family, L: LeafWord, C: Access>(
     v: View<'_, L>,
     c: C,
     addr: A,
@@ -189,7 +163,7 @@ pub unsafe fn answer<A: Family, L: LeafWord, C: Cpu>(
 /// # Safety
 /// As for [`one`].
 #[inline(never)]
-pub unsafe fn answer_portable<A: Family, L: LeafWord, C: Cpu>(
+pub unsafe fn answer_portable<A: Family, L: LeafWord, C: Access>(
     t: &Poptrie<A>,
     leaves: &[L],
     c: C,
@@ -228,7 +202,7 @@ impl<A: Family> Group<A> {
 /// # Safety
 /// As for [`one`].
 #[inline(always)]
-unsafe fn enter<A: Family, L: LeafWord, C: Cpu>(
+unsafe fn enter<A: Family, L: LeafWord, C: Access>(
     v: View<'_, L>,
     c: C,
     addrs: &[A],
@@ -258,7 +232,7 @@ unsafe fn enter<A: Family, L: LeafWord, C: Cpu>(
 /// # Safety
 /// As for [`one`], and `g` was filled by [`enter`].
 #[inline(always)]
-unsafe fn descend<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, g: &mut Group<A>) {
+unsafe fn descend<A: Family, L: LeafWord, C: Access>(v: View<'_, L>, c: C, g: &mut Group<A>) {
     let mut active = g.via_leaf;
     let mut offset = v.bits;
     while active != 0 {
@@ -285,7 +259,7 @@ unsafe fn descend<A: Family, L: LeafWord, C: Cpu>(v: View<'_, L>, c: C, g: &mut 
 /// # Safety
 /// As for [`one`], and `g` went through [`descend`].
 #[inline(always)]
-unsafe fn finish<A, L: LeafWord, C: Cpu, O: Output>(
+unsafe fn finish<A, L: LeafWord, C: Access, O: Output>(
     v: View<'_, L>,
     c: C,
     g: &Group<A>,
@@ -316,7 +290,7 @@ unsafe fn finish<A, L: LeafWord, C: Cpu, O: Output>(
 /// # Safety
 /// As for [`one`].
 #[inline(always)]
-pub unsafe fn batch<A: Family, L: LeafWord, C: Cpu, O: Output>(
+pub unsafe fn batch<A: Family, L: LeafWord, C: Access, O: Output>(
     v: View<'_, L>,
     c: C,
     addrs: &[A],
@@ -362,7 +336,7 @@ const AHEAD: usize = 16;
 /// # Safety
 /// As for [`one`].
 #[inline(always)]
-pub unsafe fn stream<A: Family, L: LeafWord, C: Cpu, O: Output>(
+pub unsafe fn stream<A: Family, L: LeafWord, C: Access, O: Output>(
     v: View<'_, L>,
     c: C,
     addrs: &[A],
@@ -382,20 +356,141 @@ pub unsafe fn stream<A: Family, L: LeafWord, C: Cpu, O: Output>(
     }
 }
 
+/// A backend's walks, single, interleaved and streamed, compiled with its instruction set:
+/// what [`crate::cpu::with_token!`] calls for the table's backend.
+pub trait Walk: Access {
+    /// The interleaved walk of `addrs` into `out` ([`batch`]).
+    ///
+    /// # Safety
+    /// As for [`one`].
+    unsafe fn batch<A: Family, L: LeafWord, O: Output>(
+        self,
+        v: View<'_, L>,
+        addrs: &[A],
+        out: &mut [O],
+        miss: NextHop,
+    );
+
+    /// The stream of prefetched single walks of `addrs` into `out` ([`stream`]).
+    ///
+    /// # Safety
+    /// As for [`one`].
+    unsafe fn stream<A: Family, L: LeafWord, O: Output>(
+        self,
+        v: View<'_, L>,
+        addrs: &[A],
+        out: &mut [O],
+        miss: NextHop,
+    );
+
+    /// The answer for `addr` ([`answer`]).
+    ///
+    /// # Safety
+    /// `leaves` are `t`'s.
+    unsafe fn answer<A: Family, L: LeafWord>(
+        self,
+        t: &Poptrie<A>,
+        leaves: &[L],
+        addr: A,
+    ) -> Option<NextHop>;
+}
+
+/// Implements [`Access`] for a backend token with the methods macro `$access`
+/// (`portable_access` or `x86_access`), and [`Walk`] with its walks `$batch`, `$stream` and
+/// `$answer`: functions of the [`Walk`] arguments and the token (the x86 ones compiled with
+/// `#[target_feature]`).
+macro_rules! walk {
+    ($token:ty, $access:ident, $batch:path, $stream:path, $answer:path) => {
+        impl Access for $token {
+            $access!();
+        }
+
+        impl Walk for $token {
+            #[inline(always)]
+            unsafe fn batch<A: Family, L: LeafWord, O: Output>(
+                self,
+                v: View<'_, L>,
+                addrs: &[A],
+                out: &mut [O],
+                miss: NextHop,
+            ) {
+                // SAFETY: caller's contract; the token proves the CPU features.
+                unsafe { $batch(v, self, addrs, out, miss) }
+            }
+
+            #[inline(always)]
+            unsafe fn stream<A: Family, L: LeafWord, O: Output>(
+                self,
+                v: View<'_, L>,
+                addrs: &[A],
+                out: &mut [O],
+                miss: NextHop,
+            ) {
+                // SAFETY: caller's contract; the token proves the CPU features.
+                unsafe { $stream(v, self, addrs, out, miss) }
+            }
+
+            #[inline(always)]
+            unsafe fn answer<A: Family, L: LeafWord>(
+                self,
+                t: &Poptrie<A>,
+                leaves: &[L],
+                addr: A,
+            ) -> Option<NextHop> {
+                // SAFETY: caller's contract; the token proves the CPU features.
+                unsafe { $answer(t, leaves, self, addr) }
+            }
+        }
+    };
+}
+walk!(Scalar, portable_access, batch, stream, answer_portable);
+#[cfg(target_arch = "aarch64")]
+walk!(Neon, portable_access, batch, stream, answer_portable);
+
 /// The walks compiled with POPCNT and BMI enabled, so `count_ones` is one instruction and the
 /// node steps inline.
 #[cfg(target_arch = "x86_64")]
 pub mod x86 {
     use super::*;
+    use crate::cpu::{Avx2, Avx512};
+
+    /// The [`Access`] methods of the x86 walk: prefetches, unchecked indexing (checked in
+    /// debug builds).
+    macro_rules! x86_access {
+        () => {
+            #[inline(always)]
+            fn prefetch(self, p: *const u8) {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                // SAFETY: SSE is part of x86-64, and a prefetch is a hint that never faults,
+                // whatever the address.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
+            }
+
+            #[inline(always)]
+            unsafe fn at<T>(self, slice: &[T], i: usize) -> &T {
+                debug_assert!(i < slice.len(), "walk index {i} of {}", slice.len());
+                // SAFETY: the caller guarantees `i < slice.len()`.
+                unsafe { slice.get_unchecked(i) }
+            }
+
+            fn name(self) -> &'static str {
+                "popcnt+bmi2"
+            }
+        };
+    }
+
+    walk!(Avx2, x86_access, batch_x86, stream_x86, answer_x86);
+    walk!(Avx512, x86_access, batch_x86, stream_x86, answer_x86);
 
     /// [`batch`] with the features enabled.
     ///
     /// # Safety
-    /// As for [`one`] (the token proves the CPU features).
+    /// As for [`one`], and the CPU has POPCNT, BMI1 and BMI2 (an AVX2 or AVX-512 token
+    /// proves it).
     #[target_feature(enable = "popcnt,bmi1,bmi2")]
-    pub unsafe fn batch_x86<A: Family, L: LeafWord, O: Output>(
+    pub unsafe fn batch_x86<A: Family, L: LeafWord, C: Access, O: Output>(
         v: View<'_, L>,
-        c: X86,
+        c: C,
         addrs: &[A],
         out: &mut [O],
         miss: NextHop,
@@ -407,11 +502,11 @@ pub mod x86 {
     /// [`stream`] with the features enabled.
     ///
     /// # Safety
-    /// As for [`one`].
+    /// As for [`batch_x86`].
     #[target_feature(enable = "popcnt,bmi1,bmi2")]
-    pub unsafe fn stream_x86<A: Family, L: LeafWord, O: Output>(
+    pub unsafe fn stream_x86<A: Family, L: LeafWord, C: Access, O: Output>(
         v: View<'_, L>,
-        c: X86,
+        c: C,
         addrs: &[A],
         out: &mut [O],
         miss: NextHop,
@@ -423,12 +518,12 @@ pub mod x86 {
     /// [`answer`] with the features enabled.
     ///
     /// # Safety
-    /// As for [`one`].
+    /// As for [`batch_x86`], with `leaves` `t`'s.
     #[target_feature(enable = "popcnt,bmi1,bmi2")]
-    pub unsafe fn answer_x86<A: Family, L: LeafWord>(
+    pub unsafe fn answer_x86<A: Family, L: LeafWord, C: Access>(
         t: &Poptrie<A>,
         leaves: &[L],
-        c: X86,
+        c: C,
         addr: A,
     ) -> Option<NextHop> {
         // SAFETY: caller's contract.
