@@ -71,7 +71,8 @@ pub struct PlanB<A: Family> {
     /// The direct table, the segments and their lines, and what is counted about them
     /// (`tree`).
     tree: Tree<A>,
-    dispatch: search::Dispatch,
+    /// The backend the walks run with, and its token.
+    cpu: crate::cpu::Cpu,
     /// The direct table with the chunks it answers alone marked, and sub-tables for chunks
     /// mostly answered a few bits further down, for the staged batch (`staged`); `None` where
     /// that batch does not run (IPv4, several segments).
@@ -83,7 +84,7 @@ impl<A: Family> PlanB<A> {
         let tree = Tree::from_parts(p);
         let mut planb = PlanB {
             tree,
-            dispatch: search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
+            cpu: crate::cpu::Cpu::new(backend).ok_or(BuildError::BackendUnavailable {
                 backend: backend.name(),
             })?,
             staged: None,
@@ -106,13 +107,13 @@ impl<A: Family> PlanB<A> {
 
     /// The node-search backend in use.
     pub fn backend(&self) -> Backend {
-        self.dispatch.backend()
+        self.cpu.backend()
     }
 
     /// Switches the node-search backend (tests and benchmarks compare them); an error if this
     /// CPU cannot run it.
     pub fn set_backend(&mut self, backend: Backend) -> Result<(), BuildError> {
-        self.dispatch = search::Dispatch::new(backend).ok_or(BuildError::BackendUnavailable {
+        self.cpu = crate::cpu::Cpu::new(backend).ok_or(BuildError::BackendUnavailable {
             backend: backend.name(),
         })?;
         Ok(())
@@ -178,7 +179,7 @@ impl<A: Family> PlanB<A> {
     ) {
         // SAFETY: the token proves the CPU has the features its walk enables, and `self`
         // satisfies the structure invariants (every PlanB does, see the type's doc).
-        crate::cpu::with_token!(self.dispatch, s => unsafe {
+        crate::cpu::with_token!(self.cpu, s => unsafe {
             walk::Walk::batch(s, self, addrs, out, miss)
         })
     }
@@ -198,7 +199,7 @@ impl<A: Family> Lookup<A> for PlanB<A> {
 
     fn lookup(&self, addr: A) -> Option<NextHop> {
         // SAFETY: as for the batch.
-        crate::cpu::with_token!(self.dispatch, s => unsafe { walk::Walk::one(s, self, addr) })
+        crate::cpu::with_token!(self.cpu, s => unsafe { walk::Walk::one(s, self, addr) })
     }
 
     fn lookup_batch(&self, addrs: &[A], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {

@@ -21,7 +21,7 @@ use super::fallback::Fallback;
 use super::layout::Family;
 use super::line::Segment;
 use super::tree::{Parts, Tree};
-use super::{search, PlanB};
+use super::PlanB;
 use crate::engine::Backend;
 use crate::error::OpenError;
 use crate::saved::format::{Reader, SectionId, Writer};
@@ -174,8 +174,8 @@ impl<A: Family> PlanB<A> {
                 fallback,
             }));
         }
-        let dispatch =
-            search::Dispatch::new(backend).ok_or(crate::error::BuildError::BackendUnavailable {
+        let cpu =
+            crate::cpu::Cpu::new(backend).ok_or(crate::error::BuildError::BackendUnavailable {
                 backend: backend.name(),
             })?;
         let segment_of = r
@@ -195,7 +195,7 @@ impl<A: Family> PlanB<A> {
         ));
         let mut planb = PlanB {
             tree,
-            dispatch,
+            cpu,
             staged: None,
         };
         super::validate::check(planb.tree())?;

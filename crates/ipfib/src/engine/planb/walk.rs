@@ -570,7 +570,6 @@ unsafe fn batch_in<
     }
 }
 
-/// The walks compiled with each SIMD instruction set enabled, so the node search inlines.
 /// A backend's walks, single and batched, compiled with its instruction set: what
 /// [`crate::cpu::with_token!`] calls for the table's backend.
 pub trait Walk: Search {

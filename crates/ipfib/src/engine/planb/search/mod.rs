@@ -175,9 +175,6 @@ mod shared {
     }
 }
 
-/// A backend with its token, as a built table holds it ([`crate::cpu`]).
-pub use crate::cpu::Cpu as Dispatch;
-
 #[cfg(test)]
 mod tests {
     use super::*;

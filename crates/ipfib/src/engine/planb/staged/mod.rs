@@ -501,7 +501,7 @@ pub fn batch<I: AddressInput<u128>>(
     let Some(staged) = t.staged.as_ref() else {
         return false;
     };
-    let Some(rule) = rule(t.dispatch.backend()) else {
+    let Some(rule) = rule(t.cpu.backend()) else {
         return false;
     };
     if u32::try_from(addrs.len()).is_err() {
@@ -511,7 +511,7 @@ pub fn batch<I: AddressInput<u128>>(
     // one segment and a depth of `STAGED_DEPTHS` (`stages_structure`), and `staged` are its
     // tables; the layout says what `I` is; positions fit 32 bits; each token proves its CPU
     // features.
-    unsafe { crate::cpu::with_token!(t.dispatch, s => run(t, s, staged, rule, addrs, out, miss)) }
+    unsafe { crate::cpu::with_token!(t.cpu, s => run(t, s, staged, rule, addrs, out, miss)) }
 }
 
 /// [`Kernel::walk`] for the layout of `I`; false for a layout it does not load.
