@@ -7,8 +7,6 @@
 # Usage: scripts/fuzz.sh [TARGET...]     (all targets when none is given)
 #   FUZZ_SECONDS=600 scripts/fuzz.sh mrt_reader
 #   FUZZ_JOBS=1 scripts/fuzz.sh          (one target at a time; default: one per CPU, at most 4)
-#   FUZZ_BUILD_ONLY=1 scripts/fuzz.sh    (build the targets, run none: scripts/test.sh builds
-#                                         them while other steps run)
 #
 # The project uses the stable toolchain; cargo-fuzz needs nightly-only flags
 # (-Zsanitizer=address), which RUSTC_BOOTSTRAP=1 unlocks on stable. Only the seed corpus in
@@ -48,11 +46,6 @@ echo "==> building ${#targets[@]} fuzz targets (address sanitizer, debug asserti
 for t in "${targets[@]}"; do
     cargo fuzz build "$t"
 done
-
-if [ "${FUZZ_BUILD_ONLY:-0}" = 1 ]; then
-    echo "fuzz.sh: ${#targets[@]} targets built"
-    exit 0
-fi
 
 mkdir -p work
 run_one() {

@@ -111,18 +111,10 @@ run_step "tests" run_tests
 # The C library: example and tests compiled with the system cc against the checked-in header
 # (its freshness is the ipfib-capi `header_is_fresh` test above).
 run_step "c-tests" bash scripts/c-tests.sh
-# The fuzz targets' sanitizer build (about 9 of the run's minutes on 2 CPUs, all compiling)
-# starts here, beside the next three steps, whose single-threaded parts (the Python
-# extension's link-time optimisation, the aarch64 tests under qemu, Miri's interpreter) leave a
-# CPU idle; the fuzz step waits for it, shows its log, and then runs the targets.
-fuzz_build_log=$(mktemp)
-FUZZ_BUILD_ONLY=1 bash scripts/fuzz.sh >"$fuzz_build_log" 2>&1 &
-fuzz_build=$!
-trap 'kill "$fuzz_build" 2>/dev/null; rm -f "$log" "$fuzz_build_log"' EXIT
 # The Python package: a virtual environment with the pinned requirements, the extension built
 # by maturin, pytest (its counts are added to the summary below).
 pylog=$(mktemp)
-trap 'kill "$fuzz_build" 2>/dev/null; rm -f "$log" "$fuzz_build_log" "$pylog"' EXIT
+trap 'rm -f "$log" "$pylog"' EXIT
 run_py_tests() {
     bash scripts/py-tests.sh 2>&1 | tee "$pylog"
 }
@@ -132,19 +124,8 @@ run_step "py-tests" run_py_tests
 run_step "portable" bash scripts/portable.sh
 # The scalar path's unit tests under Miri (skips, saying so, where nightly + Miri cannot be had).
 run_step "miri" bash scripts/miri.sh
-# Every fuzz target briefly (FUZZ_SECONDS each, 20 by default), so none can rot, once their
-# build (started before the py-tests step) is done.
-run_fuzz() {
-    local built=0
-    wait "$fuzz_build" || built=$?
-    cat "$fuzz_build_log"
-    if [ "$built" -ne 0 ]; then
-        echo "the fuzz targets' build failed (exit status $built)"
-        return 1
-    fi
-    bash scripts/fuzz.sh
-}
-run_step "fuzz" run_fuzz
+# Every fuzz target briefly (FUZZ_SECONDS each, 20 by default), so none can rot.
+run_step "fuzz" bash scripts/fuzz.sh
 
 # Add up cargo's "test result: ok. N passed; M failed; K ignored; ..." lines.
 read -r passed failed ignored suites < <(
