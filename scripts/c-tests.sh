@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the C library (crates/ipfib-capi), compiles the C example and the C tests with the
+# Builds the C library (crates/ipfib-capi), compiles the C example and the C tests (tables
+# opened from files: test.c; route sets, live tables and readers: test_live.c) with the
 # system C compiler against the checked-in header, and runs them against answers written by
 # `ipfib lookup --engine reference`: always on a hand-written table of edge cases, and on a
 # real dual-stack table (an IPv4 and an IPv6 table of ../shared/data joined) when the data is
@@ -50,6 +51,7 @@ flags=(-std=c11 -O2 -Wall -Wextra -Werror -I crates/ipfib-capi/include)
 libs=("$lib" -lpthread -ldl -lm)
 "$cc" "${flags[@]}" crates/ipfib-capi/c/example.c "${libs[@]}" -o "$work/example"
 "$cc" "${flags[@]}" crates/ipfib-capi/c/test.c "${libs[@]}" -o "$work/test"
+"$cc" "${flags[@]}" -pthread crates/ipfib-capi/c/test_live.c "${libs[@]}" -o "$work/test_live"
 echo "c-tests: example and tests compiled with $cc"
 
 # Runs the tests and the example on TABLE and ADDRESSES against what
@@ -58,6 +60,7 @@ run_on() {
     local table=$1 addrs=$2 what=$3
     "$ipfib" lookup --fib "$table" --engine reference < "$addrs" > "$work/want"
     "$work/test" "$table" "$addrs" "$work/want" "$work"
+    "$work/test_live" "$table" "$addrs" "$work/want" "$work"
     "$work/example" "$table" "$addrs" > "$work/example.out"
     cmp "$work/example.out" "$work/want"
     echo "c-tests: $what: the tests pass and the example prints what ipfib lookup --engine reference prints ($(wc -l < "$work/want") addresses)"

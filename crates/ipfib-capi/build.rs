@@ -5,13 +5,26 @@
 use std::path::PathBuf;
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/lib.rs");
+    println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=IPFIB_WRITE_HEADER");
     let crate_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo")).join("ipfib.h");
-    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
+    let mut config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
         .expect("cbindgen.toml is valid");
+    // The version macros, from the crate's version (one place: Cargo.toml).
+    let version = std::env::var("CARGO_PKG_VERSION").expect("set by cargo");
+    let number = |key: &str| std::env::var(key).expect("set by cargo");
+    config.after_includes = Some(format!(
+        "\n/* The version of this header; ipfib_version() gives the library's. */\n\
+         #define IPFIB_VERSION \"{version}\"\n\
+         #define IPFIB_VERSION_MAJOR {}\n\
+         #define IPFIB_VERSION_MINOR {}\n\
+         #define IPFIB_VERSION_PATCH {}",
+        number("CARGO_PKG_VERSION_MAJOR"),
+        number("CARGO_PKG_VERSION_MINOR"),
+        number("CARGO_PKG_VERSION_PATCH"),
+    ));
     let bindings = cbindgen::Builder::new()
         .with_crate(&crate_dir)
         .with_config(config)

@@ -4,7 +4,6 @@
  *
  *   test TABLE ADDRESSES EXPECTED SCRATCH_DIR
  */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "ipfib.h"
+#include "check.h"
 
 /* The declarations as the issue states them: a redeclaration that differs from the header is
  * a compile error, so the header cannot drift from the contract. */
@@ -27,23 +27,7 @@ int  ipfib_lookup_v4_bulk(const ipfib_fib *fib, const uint32_t *addrs, uint32_t 
 int  ipfib_lookup_v6_bulk(const ipfib_fib *fib, const uint8_t (*addrs)[16], uint32_t *next_hops,
                           size_t n, uint32_t miss);
 
-static int failures = 0;
-#define CHECK(cond, ...)                                     \
-    do {                                                     \
-        if (!(cond)) {                                       \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                    \
-            fprintf(stderr, "\n");                           \
-            failures++;                                      \
-        }                                                    \
-    } while (0)
-
-#define MISS 0xffffffffu
-#define MAX 4000000
-
-static uint32_t v4s[MAX], v4_want[MAX], out4[MAX];
-static uint8_t v6s[MAX][16];
-static uint32_t v6_want[MAX], out6[MAX];
+static uint32_t out4[MAX], out6[MAX];
 
 /* Compares every answer of `fib` with the expected ones, singly and in bulk. */
 static void check_answers(const ipfib_fib *fib, size_t n4, size_t n6, const char *what) {
@@ -71,28 +55,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s TABLE ADDRESSES EXPECTED SCRATCH_DIR\n", argv[0]);
         return 2;
     }
-    FILE *addrs = fopen(argv[2], "r"), *want = fopen(argv[3], "r");
-    if (addrs == NULL || want == NULL) {
-        perror("addresses or expected answers");
-        return 2;
-    }
-    char a[128], w[64];
-    size_t n4 = 0, n6 = 0, lines = 0;
-    while (fgets(a, sizeof a, addrs) && fgets(w, sizeof w, want) && n4 < MAX && n6 < MAX) {
-        lines++;
-        a[strcspn(a, "\r\n")] = '\0';
-        uint32_t hop = w[0] == '-' ? MISS : (uint32_t)strtoul(w, NULL, 10);
-        struct in_addr v4;
-        if (inet_pton(AF_INET, a, &v4) == 1) {
-            v4s[n4] = ntohl(v4.s_addr);
-            v4_want[n4++] = hop;
-        } else if (inet_pton(AF_INET6, a, v6s[n6]) == 1) {
-            v6_want[n6++] = hop;
-        }
-    }
-    fclose(addrs);
-    fclose(want);
-    CHECK(lines > 0 && n4 + n6 == lines, "%zu of %zu address lines parsed", n4 + n6, lines);
+    if (load_addresses(argv[2], argv[3]) != 0) return 2;
 
     char err[512];
     ipfib_fib *fib = ipfib_fib_open(argv[1], NULL, err, sizeof err);
@@ -218,10 +181,5 @@ int main(int argc, char **argv) {
     remove(saved);
     remove(corrupt);
 
-    if (failures) {
-        fprintf(stderr, "C tests: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("C tests: ok (%zu IPv4 and %zu IPv6 addresses, single and bulk, built and saved)\n", n4, n6);
-    return 0;
+    return finish("tables opened from files: single and bulk lookups, save, errors");
 }

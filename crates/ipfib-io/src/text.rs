@@ -228,6 +228,21 @@ fn parse_line(raw: &[u8]) -> Result<Option<Route>, String> {
             excerpt_str(next_hop)
         )
     })?;
+    Ok(Some(match text_prefix(prefix)? {
+        TextPrefix::V4(p) => Route::V4(p, next_hop),
+        TextPrefix::V6(p) => Route::V6(p, next_hop),
+    }))
+}
+
+/// A prefix in text form, checked.
+enum TextPrefix {
+    V4(Prefix<u32>),
+    V6(Prefix<u128>),
+}
+
+/// `address/length` as a table file writes it: the length required, at most the family's
+/// bits, no host bits set; the reason as text otherwise.
+fn text_prefix(prefix: &str) -> Result<TextPrefix, String> {
     let slash = prefix.bytes().position(|b| b == b'/').ok_or_else(|| {
         format!(
             "{} is not a prefix (expected address/length)",
@@ -250,7 +265,7 @@ fn parse_line(raw: &[u8]) -> Result<Option<Route>, String> {
                 excerpt_str(prefix)
             )
         })?;
-        Ok(Some(Route::V6(make_prefix(u128::from(ip), len)?, next_hop)))
+        Ok(TextPrefix::V6(make_prefix(u128::from(ip), len)?))
     } else {
         let ip = parse_ipv4(addr.as_bytes()).ok_or_else(|| {
             format!(
@@ -259,8 +274,28 @@ fn parse_line(raw: &[u8]) -> Result<Option<Route>, String> {
                 excerpt_str(prefix)
             )
         })?;
-        Ok(Some(Route::V4(make_prefix(ip, len)?, next_hop)))
+        Ok(TextPrefix::V4(make_prefix(ip, len)?))
     }
+}
+
+/// A prefix as the table files write it (`10.0.0.0/8`, `2001:db8::/32`), accepted exactly as
+/// the file reader accepts a line's prefix: the length is required and at most 32 or 128, host
+/// bits must be clear, the address is strict (no leading zeros in IPv4 octets, no spaces).
+/// The error is the reason, as a line of the file reader's messages says it.
+///
+/// ```
+/// use ipfib_io::text::parse_prefix;
+///
+/// assert_eq!(parse_prefix("10.0.0.0/8").unwrap(), "10.0.0.0/8".parse::<ipnet::IpNet>().unwrap());
+/// assert!(parse_prefix("10.0.0.1/8").unwrap_err().contains("host bits"));
+/// assert!(parse_prefix("10.0.0.0/33").is_err());
+/// assert!(parse_prefix("10.0.0.0").is_err());
+/// ```
+pub fn parse_prefix(prefix: &str) -> Result<ipnet::IpNet, String> {
+    Ok(match text_prefix(prefix)? {
+        TextPrefix::V4(p) => ipnet::IpNet::V4(p.to_net()),
+        TextPrefix::V6(p) => ipnet::IpNet::V6(p.to_net()),
+    })
 }
 
 /// A dotted-quad IPv4 address as its integer, accepting exactly what `Ipv4Addr::from_str`

@@ -118,6 +118,18 @@ fn assert_matches_reference(live: &LiveFib, expected: &Table) {
         .lookup_v6_batch(&v6, &mut out, MISS)
         .unwrap();
     assert_eq!(out, want6, "{name}: snapshot IPv6 batch");
+    let bytes6: Vec<[u8; 16]> = v6.iter().map(|a| a.to_be_bytes()).collect();
+    out.fill(0);
+    reader
+        .lookup_v6_bytes_batch(&bytes6, &mut out, MISS)
+        .unwrap();
+    assert_eq!(out, want6, "{name}: reader IPv6 bytes batch");
+    let bytes4: Vec<[u8; 4]> = v4.iter().map(|a| a.to_be_bytes()).collect();
+    let mut out = vec![0; v4.len()];
+    reader
+        .lookup_v4_bytes_batch(&bytes4, &mut out, MISS)
+        .unwrap();
+    assert_eq!(out, want4, "{name}: reader IPv4 bytes batch");
 }
 
 #[test]

@@ -124,6 +124,32 @@ impl Reader {
         self.check();
         self.v6.get().lookup_batch_raw(addrs, out, miss)
     }
+
+    /// A batch of IPv4 addresses as 4 network-order bytes each (as in a packet header), as
+    /// [`Reader::lookup_v4_batch`].
+    #[inline]
+    pub fn lookup_v4_bytes_batch(
+        &mut self,
+        addrs: &[[u8; 4]],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        self.check();
+        self.v4.get().lookup_batch_bytes_raw(addrs, out, miss)
+    }
+
+    /// A batch of IPv6 addresses as 16 network-order bytes each (as in a packet header, and
+    /// as DPDK's `rte_fib6` takes them), read in place, as [`Reader::lookup_v4_batch`].
+    #[inline]
+    pub fn lookup_v6_bytes_batch(
+        &mut self,
+        addrs: &[[u8; 16]],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        self.check();
+        self.v6.get().lookup_batch_bytes_raw(addrs, out, miss)
+    }
 }
 
 impl std::fmt::Debug for Reader {
