@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the C library (crates/ipfib-capi), compiles the C example and the C tests (tables
-# opened from files: test.c; route sets, live tables and readers: test_live.c) with the
-# system C compiler against the checked-in header, and runs them against answers written by
+# Builds the C library (crates/ipfib-capi), installs it into a scratch prefix with
+# scripts/install-c.sh, compiles the C example (static library) and the C tests (pkg-config,
+# shared library; tables opened from files: test.c; route sets, live tables and readers:
+# test_live.c) with the system C compiler, and runs them against answers written by
 # `ipfib lookup --engine reference`: always on a hand-written table of edge cases, and on a
 # real dual-stack table (an IPv4 and an IPv6 table of ../shared/data joined) when the data is
 # there (that run skips, saying so, when it is absent).
@@ -46,12 +47,32 @@ PY
 lib=$(artifact ipfib_capi staticlib)
 ipfib=$(artifact ipfib bin)
 
-# The exact link line the README gives: the static library and what Rust's std needs.
-flags=(-std=c11 -O2 -Wall -Wextra -Werror -I crates/ipfib-capi/include)
-libs=("$lib" -lpthread -ldl -lm)
-"$cc" "${flags[@]}" crates/ipfib-capi/c/example.c "${libs[@]}" -o "$work/example"
-"$cc" "${flags[@]}" crates/ipfib-capi/c/test.c "${libs[@]}" -o "$work/test"
-"$cc" "${flags[@]}" -pthread crates/ipfib-capi/c/test_live.c "${libs[@]}" -o "$work/test_live"
+# Installed as a C user installs it (scripts/install-c.sh, from the libraries just built), then
+# compiled the two ways the README gives: the tests through pkg-config against the shared
+# library, the example against the static one.
+if ! command -v pkg-config >/dev/null 2>&1; then
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        echo "c-tests: pkg-config is missing (install Debian's pkg-config, or your system's)" >&2
+        exit 1
+    fi
+    echo "c-tests: installing Debian's pkg-config"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pkg-config >/dev/null
+fi
+prefix="$work/prefix"
+IPFIB_C_BUILT=$(dirname "$lib") bash scripts/install-c.sh "$prefix"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+flags=(-std=c11 -O2 -Wall -Wextra -Werror)
+read -r -a pc <<<"$(pkg-config --cflags --libs ipfib)"
+for t in test test_live; do
+    "$cc" "${flags[@]}" -pthread "crates/ipfib-capi/c/$t.c" "${pc[@]}" -Wl,-rpath,"$prefix/lib" -o "$work/$t"
+done
+if ! ldd "$work/test" | grep -q "libipfib.so.* => $prefix/lib/"; then
+    echo "c-tests: the tests do not load the installed libipfib.so:" >&2
+    ldd "$work/test" >&2
+    exit 1
+fi
+"$cc" "${flags[@]}" $(pkg-config --cflags ipfib) crates/ipfib-capi/c/example.c "$prefix/lib/libipfib.a" \
+    -lpthread -ldl -lm -o "$work/example"
 echo "c-tests: example and tests compiled with $cc"
 
 # Runs the tests and the example on TABLE and ADDRESSES against what

@@ -1,6 +1,6 @@
-//! Generates the C header from `src/lib.rs` with cbindgen into `OUT_DIR` (the `header_is_fresh`
-//! test compares it with the checked-in `include/ipfib.h`), and writes the checked-in copy too
-//! when `IPFIB_WRITE_HEADER=1`.
+//! Generates the C header from the crate's sources with cbindgen into `OUT_DIR` (the
+//! `header_is_fresh` test compares it with the checked-in `include/ipfib.h`), and writes the
+//! checked-in copy too when `IPFIB_WRITE_HEADER=1`; gives the shared library its soname.
 
 use std::path::PathBuf;
 
@@ -8,6 +8,18 @@ fn main() {
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=IPFIB_WRITE_HEADER");
+    // The shared library's soname, as scripts/install-c.sh installs it: libipfib.so.MAJOR, or
+    // libipfib.so.0.MINOR before 1.0 (a minor release may break the interface then).
+    if std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux") {
+        let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("set by cargo");
+        let minor = std::env::var("CARGO_PKG_VERSION_MINOR").expect("set by cargo");
+        let so_version = if major == "0" {
+            format!("0.{minor}")
+        } else {
+            major
+        };
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libipfib.so.{so_version}");
+    }
     let crate_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo")).join("ipfib.h");
     let mut config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))

@@ -1,4 +1,5 @@
-//! `ipfib gen fib` and `ipfib gen trace`: synthetic tables and lookup traces.
+//! `ipfib gen fib`, `ipfib gen trace` and `ipfib gen pcap`: synthetic tables, lookup traces,
+//! and packets whose destinations are a trace.
 //!
 //! Both are deterministic in `--seed`, so a benchmark quoted as "1 M routes, seed 1" can be
 //! regenerated anywhere (see `ipfib_gen`).
@@ -22,6 +23,9 @@ pub enum Command {
     Fib(FibCmd),
     /// Generate a lookup trace for a FIB: one address per line.
     Trace(TraceCmd),
+    /// Generate packets for a forwarding pipeline (a pcap file): Ethernet, IPv4 or IPv6, UDP,
+    /// one frame per address of a trace of each family, the families mixed by a share.
+    Pcap(PcapCmd),
 }
 
 /// Arguments of `ipfib gen fib`.
@@ -65,11 +69,46 @@ pub struct TraceCmd {
     out: PathBuf,
 }
 
+/// Arguments of `ipfib gen pcap`.
+#[derive(clap::Args)]
+pub struct PcapCmd {
+    #[command(flatten)]
+    fib: FibArgs,
+    /// How each family's destinations are drawn (as `ipfib gen trace --kind`).
+    #[arg(long)]
+    kind: TraceKind,
+    /// Number of packets (at most 2^28).
+    #[arg(long, value_parser = limits::count(limits::MAX_TRACE))]
+    count: usize,
+    /// Share of IPv6 packets, 0 to 1, spread evenly among the IPv4 ones; default: the share
+    /// of IPv6 routes in the table.
+    #[arg(long, value_parser = share)]
+    v6_share: Option<f64>,
+    /// Bytes per frame without the FCS (62 to 1514); the UDP payload is zero-filled to it.
+    #[arg(long, default_value_t = ipfib_gen::packets::DEFAULT_FRAME_LEN)]
+    frame_len: usize,
+    /// Seed: the same table, kind, count, share and seed always give the same packets.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output file (a pcap file; `-` for stdout).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// A share between 0 and 1.
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("{s:?} is not a share between 0 and 1")),
+    }
+}
+
 /// Runs the subcommand.
 pub fn run(cmd: Command) -> anyhow::Result<()> {
     match cmd {
         Command::Fib(args) => run_fib(args),
         Command::Trace(args) => run_trace(args),
+        Command::Pcap(args) => run_pcap(args),
     }
 }
 
@@ -123,4 +162,48 @@ fn trace_family<A: Address>(
         }
         out.flush()
     })
+}
+
+fn run_pcap(args: PcapCmd) -> anyhow::Result<()> {
+    use ipfib_gen::packets;
+    // The addresses and the frame order, held before they are written.
+    limits::check_memory(
+        &format!("a {}-packet file", args.count),
+        args.count as u64 * 48,
+    )?;
+    let table = args.fib.load()?;
+    let path = args.fib.fib.display().to_string();
+    let v6_share = args.v6_share.unwrap_or_else(|| match table.len() {
+        0 => 0.0,
+        n => table.v6().len() as f64 / n as f64,
+    });
+    let n6 = packets::ipv6_count(args.count, v6_share);
+    // Each family's trace from its own seed, so the IPv4 packets of a mix are the same
+    // whatever the share.
+    let v4 = destinations(table.v4(), &args, args.count - n6, args.seed, &path)?;
+    let v6 = destinations(table.v6(), &args, n6, args.seed.wrapping_add(1), &path)?;
+    let order = packets::interleave(&v4, &v6);
+    let mut options = packets::FrameOptions::default();
+    options.frame_len = args.frame_len;
+    if !(packets::MIN_FRAME_LEN..=packets::MAX_FRAME_LEN).contains(&args.frame_len) {
+        anyhow::bail!("{}", packets::PacketError::FrameLen(args.frame_len));
+    }
+    write_to(&args.out, |out| {
+        packets::frames(&order, &options, out).map_err(std::io::Error::other)
+    })
+}
+
+/// `count` destinations of one family for `ipfib gen pcap` (none needs no routes).
+fn destinations<A: Address>(
+    table: &RouteTable<A>,
+    args: &PcapCmd,
+    count: usize,
+    seed: u64,
+    path: &str,
+) -> anyhow::Result<Vec<A>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    ipfib_gen::try_trace(table, args.kind, count, seed)
+        .with_context(|| format!("{path}: cannot make the {} destinations", A::FAMILY))
 }

@@ -1,4 +1,4 @@
-//! `ipfib gen fib` and `ipfib gen trace` end to end.
+//! `ipfib gen fib`, `ipfib gen trace` and `ipfib gen pcap` end to end.
 
 mod common;
 
@@ -191,4 +191,113 @@ fn errors_name_the_problem() {
     );
     assert!(!out.success);
     assert!(out.stderr.contains("dir.txt"), "{}", out.stderr);
+}
+
+/// `gen pcap`: one frame per destination, the library's traces interleaved by the share, every
+/// destination inside a route (matched), and bad arguments refused with a reason.
+#[test]
+fn pcap_frames_carry_the_library_traces() {
+    use etherparse::{NetSlice, SlicedPacket};
+    use ipfib_gen::packets::{interleave, Destination};
+
+    let dir = tempfile::tempdir().unwrap();
+    let table = write_file(
+        dir.path(),
+        "t.txt",
+        b"10.0.0.0/8 1\n192.0.2.0/24 2\n2001:db8::/32 3\n2001:db8:1::/48 4\n",
+    );
+    let table = table.as_str();
+    let pcap = dir.path().join("p.pcap");
+    let pcap_arg = pcap.to_str().unwrap();
+    let args = [
+        "gen",
+        "pcap",
+        "--fib",
+        table,
+        "--kind",
+        "matched",
+        "--count",
+        "1000",
+        "--v6-share",
+        "0.3",
+        "--seed",
+        "5",
+        "--out",
+        pcap_arg,
+    ];
+    let out = ipfib(&args, None);
+    assert!(out.success, "{}", out.stderr);
+
+    let loaded = ipfib_io::load_fib(Path::new(table), &ipfib_io::LoadOptions::default()).unwrap();
+    let v4 = ipfib_gen::try_trace(loaded.v4(), TraceKind::Matched, 700, 5).unwrap();
+    let v6 = ipfib_gen::try_trace(loaded.v6(), TraceKind::Matched, 300, 6).unwrap();
+    let want = interleave(&v4, &v6);
+
+    let bytes = std::fs::read(&pcap).unwrap();
+    let mut reader = pcap_file::pcap::PcapReader::new(&bytes[..]).unwrap();
+    let mut seen = Vec::new();
+    while let Some(packet) = reader.next_packet() {
+        let packet = packet.unwrap();
+        assert_eq!(packet.data.len(), 64);
+        let sliced = SlicedPacket::from_ethernet(&packet.data).unwrap();
+        let dest = match sliced.net.unwrap() {
+            NetSlice::Ipv4(ip) => Destination::V4(u32::from(ip.header().destination_addr())),
+            NetSlice::Ipv6(ip) => Destination::V6(u128::from(ip.header().destination_addr())),
+            other => panic!("not IP: {other:?}"),
+        };
+        let ip = match dest {
+            Destination::V4(a) => IpAddr::from(std::net::Ipv4Addr::from(a)),
+            Destination::V6(a) => IpAddr::from(std::net::Ipv6Addr::from(a)),
+        };
+        assert!(loaded.longest_match(ip).is_some(), "{ip} is in no route");
+        seen.push(dest);
+    }
+    assert_eq!(seen, want);
+
+    // The same arguments give the same file.
+    let again = dir.path().join("q.pcap");
+    let mut args2 = args;
+    args2[13] = again.to_str().unwrap();
+    assert!(ipfib(&args2, None).success);
+    assert_eq!(std::fs::read(&again).unwrap(), bytes);
+
+    for (bad, says) in [
+        (&["--v6-share", "1.5"][..], "between 0 and 1"),
+        (&["--frame-len", "40"][..], "40 bytes"),
+    ] {
+        let mut a = vec![
+            "gen", "pcap", "--fib", table, "--kind", "matched", "--count", "5",
+        ];
+        a.extend_from_slice(bad);
+        a.extend_from_slice(&["--out", pcap_arg]);
+        let out = ipfib(&a, None);
+        assert!(
+            !out.success && out.stderr.contains(says),
+            "{bad:?}: {}",
+            out.stderr
+        );
+    }
+    let v4_only = write_file(dir.path(), "v4.txt", b"10.0.0.0/8 1\n");
+    let out = ipfib(
+        &[
+            "gen",
+            "pcap",
+            "--fib",
+            &v4_only,
+            "--kind",
+            "matched",
+            "--count",
+            "5",
+            "--v6-share",
+            "1",
+            "--out",
+            pcap_arg,
+        ],
+        None,
+    );
+    assert!(
+        !out.success && out.stderr.contains("IPv6 destinations"),
+        "{}",
+        out.stderr
+    );
 }

@@ -23,6 +23,7 @@
 mod fastset;
 mod fib;
 mod hops;
+pub mod packets;
 mod profile;
 mod profile_v4;
 mod profile_v6;
