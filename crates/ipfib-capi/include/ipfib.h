@@ -174,6 +174,8 @@ void ipfib_live_free(ipfib_live *live);
 // readers within the live table's delay plus a build (ipfib_live_flush waits for it). Returns
 // 0, or -1 and a message in err (if not NULL) for a NULL live table, a bad prefix (as
 // ipfib_table_insert), or a family the engine cannot hold; a refused change is not queued.
+// When 262,144 changes are already waiting to be published, the call waits until the
+// background thread has taken them (so memory stays bounded however fast writers submit).
 //
 // # Safety
 // `live` is NULL or a live table; `prefix` is NULL or a NUL-terminated string; `err` is NULL
@@ -239,7 +241,9 @@ int ipfib_live_remove_v6(const ipfib_live *live,
 // is refused (a NULL or bad prefix, a family the engine cannot hold) nothing is queued and the
 // message names its index ("update 2: ..."). An accepted batch is published in one version,
 // in order (a later change of the same prefix wins). Returns 0, or -1 and a message in err
-// (if not NULL); `updates` may be NULL when `n` is 0.
+// (if not NULL); `updates` may be NULL when `n` is 0. Waits, as ipfib_live_insert does, while
+// the queue of waiting changes has no room for the batch (a batch larger than the whole queue
+// is taken when the queue is empty).
 //
 // # Safety
 // `live` is NULL or a live table; `updates` is NULL or points to `n` readable entries whose
