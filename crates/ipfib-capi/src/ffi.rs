@@ -52,6 +52,23 @@ pub(crate) unsafe fn call<T>(
     }
 }
 
+/// Frees what `Box::into_raw` made (NULL ok); a panic while dropping (none is known: no part
+/// of any object panics in `Drop`) stays on this side.
+///
+/// # Safety
+/// `ptr` is NULL or came from `Box::into_raw`, is freed once, and no other thread uses it.
+pub(crate) unsafe fn free<T>(ptr: *mut T) {
+    if !ptr.is_null() {
+        // SAFETY: the caller's contract.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(ptr) })));
+    }
+}
+
+/// An error and its causes as one line: the message C callers get.
+pub(crate) fn text(e: &(dyn std::error::Error + 'static)) -> String {
+    ipfib::error::one_line(e)
+}
+
 /// A C string argument (`None` for NULL).
 ///
 /// # Safety
@@ -89,7 +106,7 @@ pub(crate) unsafe fn engine_arg(
         .map_err(|_| "the engine name is not UTF-8".to_string())?;
     ipfib::engine::by_name(name)
         .map(|info| info.name())
-        .map_err(|e| ipfib::error::one_line(&e))
+        .map_err(|e| text(&e))
 }
 
 /// A prefix in text form (`10.0.0.0/8`, `2001:db8::/32`), as strict as a table file's.

@@ -2,11 +2,10 @@
 //! up one address at a time or in bulk (DPDK's `rte_fib_lookup_bulk` shape), saved.
 
 use std::ffi::{c_char, c_int};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use ipfib::Fib;
 
-use crate::ffi::{call, engine_arg, path_arg};
+use crate::ffi::{call, engine_arg, path_arg, text};
 use crate::lookup;
 use crate::table::ipfib_table;
 
@@ -52,7 +51,7 @@ unsafe fn open(
             };
             file.and_then(|f| f.build(engine))
                 .map(ipfib_fib::boxed)
-                .map_err(|e| ipfib::error::one_line(&e))
+                .map_err(|e| text(&e))
         })
     }
 }
@@ -124,7 +123,7 @@ pub unsafe extern "C" fn ipfib_fib_build(
             let engine = engine_arg(engine, "planb")?;
             Fib::build(table, engine)
                 .map(ipfib_fib::boxed)
-                .map_err(|e| ipfib::error::one_line(&e))
+                .map_err(|e| text(&e))
         })
     }
 }
@@ -148,7 +147,7 @@ pub unsafe extern "C" fn ipfib_fib_save(
         call(err, errlen, -1, || {
             let path = path_arg(path)?;
             let fib = &fib.as_ref().ok_or("the table is NULL")?.fib;
-            fib.save(path).map_err(|e| ipfib::error::one_line(&e))?;
+            fib.save(path).map_err(|e| text(&e))?;
             Ok(0)
         })
     }
@@ -160,11 +159,8 @@ pub unsafe extern "C" fn ipfib_fib_save(
 /// `fib` is NULL or a table from ipfib_fib_open not freed before, used by no other thread.
 #[no_mangle]
 pub unsafe extern "C" fn ipfib_fib_free(fib: *mut ipfib_fib) {
-    if !fib.is_null() {
-        // SAFETY: the caller's contract: `fib` came from `Box::into_raw` and is freed once.
-        // Dropping a table does not panic (no Drop of its parts does), but stay safe anyway.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(fib) })));
-    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { crate::ffi::free(fib) }
 }
 
 /// 1 and *next_hop set when a route matches, 0 when none, -1 (nothing written) when `fib` or

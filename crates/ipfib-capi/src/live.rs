@@ -4,13 +4,12 @@
 //! whole version, old or new, never a mix, without locks.
 
 use std::ffi::{c_char, c_int};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use ipfib::{Fib, LiveFib, LiveOptions, Update};
 use ipnet::IpNet;
 
-use crate::ffi::{call, engine_arg, path_arg, prefix_arg, prefix_v4, prefix_v6};
+use crate::ffi::{call, engine_arg, path_arg, prefix_arg, prefix_v4, prefix_v6, text};
 use crate::reader::ipfib_reader;
 use crate::table::ipfib_table;
 
@@ -59,8 +58,7 @@ pub unsafe extern "C" fn ipfib_live_new(
             let engine = engine_arg(engine, "planb")?;
             let options =
                 LiveOptions::default().with_delay(Duration::from_micros(u64::from(delay_us)));
-            let live = LiveFib::with_options(table, engine, options)
-                .map_err(|e| ipfib::error::one_line(&e))?;
+            let live = LiveFib::with_options(table, engine, options).map_err(|e| text(&e))?;
             Ok(Box::into_raw(Box::new(ipfib_live { live })))
         })
     }
@@ -74,9 +72,26 @@ pub unsafe extern "C" fn ipfib_live_new(
 /// `live` is NULL or a live table not freed before, that no other thread uses any more.
 #[no_mangle]
 pub unsafe extern "C" fn ipfib_live_free(live: *mut ipfib_live) {
-    if !live.is_null() {
-        // SAFETY: the caller's contract: `live` came from `Box::into_raw`, freed once.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(live) })));
+    // SAFETY: the caller's contract, passed on.
+    unsafe { crate::ffi::free(live) }
+}
+
+/// Runs `body` on the live table behind `live` (NULL is an error) under [`call`]'s rules.
+///
+/// # Safety
+/// `live` is NULL or a live table; `err` is NULL or points to `errlen` writable bytes.
+unsafe fn with_live<T>(
+    live: *const ipfib_live,
+    err: *mut c_char,
+    errlen: usize,
+    failed: T,
+    body: impl FnOnce(&LiveFib) -> Result<T, String>,
+) -> T {
+    // SAFETY: the caller's contract for every pointer.
+    unsafe {
+        call(err, errlen, failed, || {
+            body(&live.as_ref().ok_or("the live table is NULL")?.live)
+        })
     }
 }
 
@@ -92,10 +107,8 @@ unsafe fn submit(
 ) -> c_int {
     // SAFETY: the caller's contract for every pointer.
     unsafe {
-        call(err, errlen, -1, || {
-            let live = &live.as_ref().ok_or("the live table is NULL")?.live;
-            live.apply(updates()?)
-                .map_err(|e| ipfib::error::one_line(&e))?;
+        with_live(live, err, errlen, -1, |live| {
+            live.apply(updates()?).map_err(|e| text(&e))?;
             Ok(0)
         })
     }
@@ -302,9 +315,8 @@ pub unsafe extern "C" fn ipfib_live_flush(
 ) -> c_int {
     // SAFETY: the caller's contract for every pointer.
     unsafe {
-        call(err, errlen, -1, || {
-            let live = &live.as_ref().ok_or("the live table is NULL")?.live;
-            live.flush().map_err(|e| ipfib::error::one_line(&e))?;
+        with_live(live, err, errlen, -1, |live| {
+            live.flush().map_err(|e| text(&e))?;
             Ok(0)
         })
     }
@@ -318,12 +330,15 @@ pub unsafe extern "C" fn ipfib_live_flush(
 /// `live` is NULL or a live table.
 #[no_mangle]
 pub unsafe extern "C" fn ipfib_live_table(live: *const ipfib_live) -> *mut ipfib_table {
-    // SAFETY: the caller's contract for `live`; a panic (none is known) is a NULL result.
+    // SAFETY: the caller's contract for every pointer.
     unsafe {
-        call(std::ptr::null_mut(), 0, std::ptr::null_mut(), || {
-            let live = &live.as_ref().ok_or("the live table is NULL")?.live;
-            Ok(ipfib_table::boxed(live.table()))
-        })
+        with_live(
+            live,
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+            |live| Ok(ipfib_table::boxed(live.table())),
+        )
     }
 }
 
@@ -345,11 +360,10 @@ pub unsafe extern "C" fn ipfib_live_save(
 ) -> c_int {
     // SAFETY: the caller's contract for every pointer.
     unsafe {
-        call(err, errlen, -1, || {
-            let live = &live.as_ref().ok_or("the live table is NULL")?.live;
+        with_live(live, err, errlen, -1, |live| {
             let path = path_arg(path)?;
-            let fib = Fib::build(&live.table(), "planb").map_err(|e| ipfib::error::one_line(&e))?;
-            fib.save(path).map_err(|e| ipfib::error::one_line(&e))?;
+            let fib = Fib::build(&live.table(), "planb").map_err(|e| text(&e))?;
+            fib.save(path).map_err(|e| text(&e))?;
             Ok(0)
         })
     }
@@ -362,11 +376,14 @@ pub unsafe extern "C" fn ipfib_live_save(
 /// `live` is NULL or a live table.
 #[no_mangle]
 pub unsafe extern "C" fn ipfib_live_reader(live: *const ipfib_live) -> *mut ipfib_reader {
-    // SAFETY: the caller's contract for `live`; a panic (none is known) is a NULL result.
+    // SAFETY: the caller's contract for every pointer.
     unsafe {
-        call(std::ptr::null_mut(), 0, std::ptr::null_mut(), || {
-            let live = &live.as_ref().ok_or("the live table is NULL")?.live;
-            Ok(ipfib_reader::boxed(live.reader()))
-        })
+        with_live(
+            live,
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+            |live| Ok(ipfib_reader::boxed(live.reader())),
+        )
     }
 }

@@ -4,7 +4,6 @@
 //! background thread, or each other.
 
 use std::ffi::c_int;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use ipfib::Reader;
 
@@ -28,10 +27,8 @@ impl ipfib_reader {
 /// `reader` is NULL or a reader not freed before, used by no other thread.
 #[no_mangle]
 pub unsafe extern "C" fn ipfib_reader_free(reader: *mut ipfib_reader) {
-    if !reader.is_null() {
-        // SAFETY: the caller's contract: `reader` came from `Box::into_raw`, freed once.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(reader) })));
-    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { crate::ffi::free(reader) }
 }
 
 /// The number of the newest published version, which the reader's next lookup answers from:

@@ -6,12 +6,11 @@
 //! and a depth (IPv4 in host byte order, IPv6 as 16 bytes in network order).
 
 use std::ffi::{c_char, c_int};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use ipfib::Table;
 use ipnet::IpNet;
 
-use crate::ffi::{call, path_arg, prefix_arg, prefix_v4, prefix_v6};
+use crate::ffi::{call, path_arg, prefix_arg, prefix_v4, prefix_v6, text};
 
 /// A route set (both families): prefixes and their next hops. Not synchronized: one thread
 /// may change it while no other thread uses it; any number of threads may read it (build,
@@ -51,7 +50,7 @@ pub unsafe extern "C" fn ipfib_table_load(
             let path = path_arg(path)?;
             ipfib_io::read_fib(path, &ipfib_io::LoadOptions::default())
                 .map(|file| ipfib_table::boxed(file.into_routes().0))
-                .map_err(|e| ipfib::error::one_line(&e))
+                .map_err(|e| text(&e))
         })
     }
 }
@@ -62,10 +61,8 @@ pub unsafe extern "C" fn ipfib_table_load(
 /// `table` is NULL or a route set not freed before, used by no other thread.
 #[no_mangle]
 pub unsafe extern "C" fn ipfib_table_free(table: *mut ipfib_table) {
-    if !table.is_null() {
-        // SAFETY: the caller's contract: `table` came from `Box::into_raw`, freed once.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(table) })));
-    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { crate::ffi::free(table) }
 }
 
 /// The number of routes, both families (0 for NULL).
