@@ -1,5 +1,6 @@
 /* C tests of route sets and live tables: a route set built from a table file one route at a
- * time (text and binary prefixes) against the same file loaded whole; tables built from it and
+ * time (text and binary prefixes) against the same file loaded whole, and copied out
+ * (ipfib_table_routes) into another set answering the same; tables built from it and
  * a live table fed by batches, single changes and removals, each answering as the reference
  * (the expected answers of `ipfib lookup --engine reference`, and the "reference" engine built
  * from the same routes); a live table changed by a writer while two reader threads look up
@@ -25,6 +26,7 @@ int ipfib_table_insert(ipfib_table *t, const char *prefix, uint32_t next_hop, ch
                        size_t errlen);
 int ipfib_table_remove(ipfib_table *t, const char *prefix, char *err, size_t errlen);
 size_t ipfib_table_len(const ipfib_table *t);
+size_t ipfib_table_routes(const ipfib_table *t, ipfib_route *routes, size_t cap);
 ipfib_fib *ipfib_fib_build(const ipfib_table *t, const char *engine, char *err, size_t errlen);
 ipfib_live *ipfib_live_new(const ipfib_table *t, const char *engine, uint32_t delay_us,
                            char *err, size_t errlen);
@@ -369,6 +371,46 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n4; i++) bad += want4[i] != v4_want[i];
     for (size_t i = 0; i < n6; i++) bad += want6[i] != v6_want[i];
     CHECK(bad == 0, "planb built from the inserted routes: %zu answers differ", bad);
+
+    /* The routes copied out (IPv4 first, in order) and inserted in binary form into another
+     * set: the same routes, the same answers. */
+    size_t count = ipfib_table_routes(t, NULL, 0);
+    CHECK(count == ipfib_table_len(t), "routes: %zu, length %zu", count, ipfib_table_len(t));
+    ipfib_route *copied = calloc(count + 1, sizeof *copied);
+    CHECK(ipfib_table_routes(t, copied, count + 1) == count, "routes copied");
+    ipfib_table *again = ipfib_table_new();
+    size_t out_of_order = 0;
+    for (size_t i = 0; i < count; i++) {
+        const ipfib_route *c = &copied[i];
+        int rc = c->family == 4 ? ipfib_table_insert_v4(again, c->v4, c->depth, c->next_hop, err, sizeof err)
+                                : ipfib_table_insert_v6(again, c->v6, c->depth, c->next_hop, err, sizeof err);
+        CHECK(rc == 0 && (c->family == 4 || c->family == 6), "copied route %zu: %s", i, err);
+        if (i > 0) {
+            const ipfib_route *p = &copied[i - 1];
+            int cmp = p->family != c->family ? (p->family < c->family ? -1 : 1)
+                      : c->family == 4 ? (p->v4 != c->v4 ? (p->v4 < c->v4 ? -1 : 1) : 0)
+                                       : memcmp(p->v6, c->v6, 16);
+            out_of_order += cmp > 0 || (cmp == 0 && p->depth >= c->depth);
+        }
+    }
+    CHECK(out_of_order == 0, "%zu routes out of order", out_of_order);
+    CHECK(ipfib_table_len(again) == count, "copied set: %zu of %zu routes", ipfib_table_len(again), count);
+    static uint32_t again4[MAX], again6[MAX];
+    answers_of(again, NULL, again4, again6);
+    bad = 0;
+    for (size_t i = 0; i < n4; i++) bad += again4[i] != v4_want[i];
+    for (size_t i = 0; i < n6; i++) bad += again6[i] != v6_want[i];
+    CHECK(bad == 0, "the copied routes: %zu answers differ", bad);
+    if (count > 1) {
+        ipfib_route first[2];
+        memset(first, 0xab, sizeof first);
+        CHECK(ipfib_table_routes(t, first, 1) == count && first[1].family == 0xab,
+              "a short array gets only what fits");
+    }
+    CHECK(ipfib_table_routes(NULL, copied, count) == 0, "routes of NULL");
+    CHECK(ipfib_table_routes(t, NULL, 5) == 0, "routes into NULL");
+    free(copied);
+    ipfib_table_free(again);
 
     /* A live table, empty at first, fed in batches of up to 4096 changes. */
     ipfib_table *empty = ipfib_table_new();

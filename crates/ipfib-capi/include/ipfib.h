@@ -43,6 +43,21 @@ typedef struct {
   int withdraw;
 } ipfib_update;
 
+// One route, as ipfib_table_routes copies it out: the form DPDK's `rte_fib_add` and
+// `rte_fib6_add` take.
+typedef struct {
+  // 4 or 6.
+  uint8_t family;
+  // The prefix length (0 to 32, or 0 to 128).
+  uint8_t depth;
+  // IPv4: the address in host byte order; 0 for IPv6.
+  uint32_t v4;
+  // IPv6: the address, 16 bytes in network order; zeros for IPv4.
+  uint8_t v6[16];
+  // The route's next hop.
+  uint32_t next_hop;
+} ipfib_route;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -367,6 +382,16 @@ void ipfib_table_free(ipfib_table *table);
 // # Safety
 // `table` is NULL or a live route set.
 size_t ipfib_table_len(const ipfib_table *table);
+
+// Copies the routes into `routes`: IPv4 before IPv6, each family in address order (a covering
+// prefix before the prefixes sharing its start). Writes at most `cap` of them and returns how
+// many the set holds (so a call with `cap` 0, where `routes` may be NULL, sizes the array);
+// 0 for a NULL set, or a NULL `routes` with `cap` > 0.
+//
+// # Safety
+// `table` is NULL or a route set no other thread changes; `routes` is NULL or points to `cap`
+// writable entries.
+size_t ipfib_table_routes(const ipfib_table *table, ipfib_route *routes, size_t cap);
 
 // Inserts a route, or gives an existing route for the same prefix this next hop. Returns 0,
 // or -1 and a message in err (if not NULL) for a NULL table or a bad prefix ("10.0.0.1/8":

@@ -12,6 +12,23 @@ use ipnet::IpNet;
 
 use crate::ffi::{call, path_arg, prefix_arg, prefix_v4, prefix_v6, text};
 
+/// One route, as ipfib_table_routes copies it out: the form DPDK's `rte_fib_add` and
+/// `rte_fib6_add` take.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ipfib_route {
+    /// 4 or 6.
+    pub family: u8,
+    /// The prefix length (0 to 32, or 0 to 128).
+    pub depth: u8,
+    /// IPv4: the address in host byte order; 0 for IPv6.
+    pub v4: u32,
+    /// IPv6: the address, 16 bytes in network order; zeros for IPv4.
+    pub v6: [u8; 16],
+    /// The route's next hop.
+    pub next_hop: u32,
+}
+
 /// A route set (both families): prefixes and their next hops. Not synchronized: one thread
 /// may change it while no other thread uses it; any number of threads may read it (build,
 /// length) at once.
@@ -73,6 +90,54 @@ pub unsafe extern "C" fn ipfib_table_free(table: *mut ipfib_table) {
 pub unsafe extern "C" fn ipfib_table_len(table: *const ipfib_table) -> usize {
     // SAFETY: the caller's contract.
     unsafe { table.as_ref() }.map_or(0, |t| t.table.len())
+}
+
+/// Copies the routes into `routes`: IPv4 before IPv6, each family in address order (a covering
+/// prefix before the prefixes sharing its start). Writes at most `cap` of them and returns how
+/// many the set holds (so a call with `cap` 0, where `routes` may be NULL, sizes the array);
+/// 0 for a NULL set, or a NULL `routes` with `cap` > 0.
+///
+/// # Safety
+/// `table` is NULL or a route set no other thread changes; `routes` is NULL or points to `cap`
+/// writable entries.
+#[no_mangle]
+pub unsafe extern "C" fn ipfib_table_routes(
+    table: *const ipfib_table,
+    routes: *mut ipfib_route,
+    cap: usize,
+) -> usize {
+    // SAFETY: the caller's contract for `table`.
+    let Some(table) = (unsafe { table.as_ref() }) else {
+        return 0;
+    };
+    if routes.is_null() && cap > 0 {
+        return 0;
+    }
+    let out: &mut [ipfib_route] = if cap == 0 {
+        &mut []
+    } else {
+        // SAFETY: the caller's contract: `routes` has `cap` writable entries.
+        unsafe { std::slice::from_raw_parts_mut(routes, cap) }
+    };
+    for (slot, (net, next_hop)) in out.iter_mut().zip(table.table.iter()) {
+        *slot = match net {
+            IpNet::V4(n) => ipfib_route {
+                family: 4,
+                depth: n.prefix_len(),
+                v4: u32::from(n.addr()),
+                v6: [0; 16],
+                next_hop,
+            },
+            IpNet::V6(n) => ipfib_route {
+                family: 6,
+                depth: n.prefix_len(),
+                v4: 0,
+                v6: n.addr().octets(),
+                next_hop,
+            },
+        };
+    }
+    table.table.len()
 }
 
 /// Inserts `net` (an error from reading the prefix, or a prefix) into the route set.
