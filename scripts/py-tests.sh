@@ -4,8 +4,11 @@
 #
 # The environment lives in $CARGO_TARGET_DIR/py-venv (target/ is ignored by git) and is
 # reused while crates/ipfib-py/requirements-test.txt is unchanged; delete it to start over.
-# The extension is built in the release profile (`maturin develop --profile test` would build
-# a test harness, not a loadable module), which the Python benchmarks use too. Tests that need ../shared/data skip, saying so, when
+# The extension is built in the `py-test` profile (Cargo.toml: opt-level 2, no LTO, 16 codegen
+# units, no debug info): a cold build took 154 s against 211 s in the release profile (AMD EPYC
+# Zen 3, 2 vCPUs, BENCHMARKS.md, "The test command's time"); the benchmarks keep the release
+# build. (`maturin develop --profile test` would build a test harness, not a loadable module.)
+# Tests that need ../shared/data skip, saying so, when
 # it is absent. PYTHON picks the interpreter (default python3).
 #
 # Usage: scripts/py-tests.sh [pytest arguments]
@@ -30,11 +33,11 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
     echo "$want" > "$stamp"
 fi
 
-echo "py-tests: building the extension (maturin develop --release)"
+echo "py-tests: building the extension (maturin develop --profile py-test)"
 (
     cd crates/ipfib-py
     VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
-        "$venv/bin/maturin" develop --release --quiet
+        "$venv/bin/maturin" develop --profile py-test --quiet
 )
 
 cd crates/ipfib-py
