@@ -171,6 +171,7 @@ fn run_pcap(args: PcapCmd) -> anyhow::Result<()> {
         &format!("a {}-packet file", args.count),
         args.count as u64 * 48,
     )?;
+    let options = packets::FrameOptions::with_frame_len(args.frame_len)?;
     let table = args.fib.load()?;
     let path = args.fib.fib.display().to_string();
     let v6_share = args.v6_share.unwrap_or_else(|| match table.len() {
@@ -183,11 +184,6 @@ fn run_pcap(args: PcapCmd) -> anyhow::Result<()> {
     let v4 = destinations(table.v4(), &args, args.count - n6, args.seed, &path)?;
     let v6 = destinations(table.v6(), &args, n6, args.seed.wrapping_add(1), &path)?;
     let order = packets::interleave(&v4, &v6);
-    let mut options = packets::FrameOptions::default();
-    options.frame_len = args.frame_len;
-    if !(packets::MIN_FRAME_LEN..=packets::MAX_FRAME_LEN).contains(&args.frame_len) {
-        anyhow::bail!("{}", packets::PacketError::FrameLen(args.frame_len));
-    }
     write_to(&args.out, |out| {
         packets::frames(&order, &options, out).map_err(std::io::Error::other)
     })

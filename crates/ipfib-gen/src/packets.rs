@@ -48,6 +48,18 @@ impl Default for FrameOptions {
     }
 }
 
+impl FrameOptions {
+    /// Frames of `frame_len` bytes; outside [`MIN_FRAME_LEN`]..=[`MAX_FRAME_LEN`] an error (the
+    /// one place the range is checked: [`frames`] checks its options through it).
+    pub fn with_frame_len(frame_len: usize) -> Result<Self, PacketError> {
+        if (MIN_FRAME_LEN..=MAX_FRAME_LEN).contains(&frame_len) {
+            Ok(FrameOptions { frame_len })
+        } else {
+            Err(PacketError::FrameLen(frame_len))
+        }
+    }
+}
+
 /// The default frame size: 64 bytes.
 pub const DEFAULT_FRAME_LEN: usize = 64;
 /// The smallest frame size that holds an IPv6 UDP packet: Ethernet (14), IPv6 (40), UDP (8).
@@ -98,10 +110,7 @@ pub fn frames(
     options: &FrameOptions,
     out: impl Write,
 ) -> Result<(), PacketError> {
-    let len = options.frame_len;
-    if !(MIN_FRAME_LEN..=MAX_FRAME_LEN).contains(&len) {
-        return Err(PacketError::FrameLen(len));
-    }
+    let len = FrameOptions::with_frame_len(options.frame_len)?.frame_len;
     const SRC_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
     const DST_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
     const SRC_V4: [u8; 4] = [198, 18, 0, 1];
