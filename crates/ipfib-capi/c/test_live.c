@@ -347,6 +347,133 @@ static void errors(const char *table_path) {
           IPFIB_VERSION);
 }
 
+/* The routes of a route set, in order (freed by the caller). */
+static ipfib_route *routes_of(const ipfib_table *t, size_t *n) {
+    *n = ipfib_table_len(t);
+    ipfib_route *out = calloc(*n + 1, sizeof *out);
+    CHECK(out != NULL && ipfib_table_routes(t, out, *n) == *n, "copying %zu routes", *n);
+    return out;
+}
+
+/* A hand-made update stream (text form) replayed over a base table, under both peer rules;
+ * the route changes and final sets worked out by hand from the rules in ipfib replay --help. */
+static void replay(const char *dir) {
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/c-test-updates.txt", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (f == NULL) return;
+    fputs("1000 A 10.0.0.0/8 192.0.2.2 198.51.100.1\n"   /* hop 1; replaces the base's 99 */
+          "1000 A 10.0.0.0/8 192.0.2.1 198.51.100.2\n"   /* hop 2, a lower peer: wins */
+          "1001 W 10.0.0.0/8 192.0.2.2\n"                /* not the best: no change */
+          "1001 A 2001:db8::/32 192.0.2.1 198.51.100.1\n" /* hop 1 */
+          "1002 W 10.0.0.0/8 192.0.2.1\n"                /* back to the base's 99 */
+          "1002 A 11.0.0.0/8 192.0.2.3 198.51.100.3\n",  /* hop 3 */
+          f);
+    fclose(f);
+    ipfib_table *base = ipfib_table_new();
+    CHECK(ipfib_table_insert(base, "10.0.0.0/8", 99, err, sizeof err) == 0, "insert: %s", err);
+
+    ipfib_replay *all = ipfib_replay_load(path, base, "all", err, sizeof err);
+    CHECK(all != NULL, "replay_load all: %s", err);
+    if (all == NULL) return;
+    CHECK(ipfib_replay_len(all) == 5, "all peers: %zu changes, want 5", ipfib_replay_len(all));
+    /* Whole-second stamps are spread over their second: the last change is at 2.5 s. */
+    CHECK(ipfib_replay_span(all) == 2.5, "span %f, want 2.5", ipfib_replay_span(all));
+    ipfib_table *want = ipfib_replay_final(all);
+    ipfib_table *expect = ipfib_table_new();
+    CHECK(ipfib_table_insert(expect, "10.0.0.0/8", 99, err, sizeof err) == 0 &&
+              ipfib_table_insert(expect, "11.0.0.0/8", 3, err, sizeof err) == 0 &&
+              ipfib_table_insert(expect, "2001:db8::/32", 1, err, sizeof err) == 0,
+          "insert: %s", err);
+    size_t nw, ne, nl;
+    ipfib_route *w = routes_of(want, &nw), *e = routes_of(expect, &ne);
+    CHECK(nw == ne && memcmp(w, e, nw * sizeof *w) == 0, "final set: %zu routes, want %zu", nw,
+          ne);
+
+    ipfib_live *live = ipfib_live_new(base, NULL, 100, err, sizeof err);
+    CHECK(live != NULL, "live_new: %s", err);
+    ipfib_reader *r = ipfib_live_reader(live);
+    ipfib_replay_result res;
+    memset(&res, 0xff, sizeof res);
+    CHECK(ipfib_replay_run(all, live, 100.0, &res, err, sizeof err) == 0, "replay_run: %s", err);
+    CHECK(res.updates == 5 && res.publishes >= 1 && res.publishes <= 5,
+          "result: %llu updates, %llu publishes", (unsigned long long)res.updates,
+          (unsigned long long)res.publishes);
+    CHECK(res.seconds >= 0.02 && res.seconds < 5.0, "2.5 s at 100x took %f s", res.seconds);
+    CHECK(res.visible_us_p50 >= 0 && res.visible_us_p50 <= res.visible_us_p99 &&
+              res.visible_us_p99 <= res.visible_us_max && res.visible_us_max < 5e6,
+          "visibility p50 %f p99 %f max %f", res.visible_us_p50, res.visible_us_p99,
+          res.visible_us_max);
+    ipfib_table *now = ipfib_live_table(live);
+    ipfib_route *l = routes_of(now, &nl);
+    CHECK(nl == ne && memcmp(l, e, nl * sizeof *l) == 0, "live table after the replay");
+    uint32_t hop = 0;
+    CHECK(ipfib_reader_lookup_v4(r, 0x0a010203u, &hop) == 1 && hop == 99, "10.1.2.3 -> %u", hop);
+    CHECK(ipfib_reader_lookup_v4(r, 0x0b000001u, &hop) == 1 && hop == 3, "11.0.0.1 -> %u", hop);
+    /* Again, as fast as possible: the same table (every change is idempotent by now). */
+    CHECK(ipfib_replay_run(all, live, 0.0, NULL, err, sizeof err) == 0, "replay max: %s", err);
+    free(l);
+    ipfib_table_free(now);
+    now = ipfib_live_table(live);
+    l = routes_of(now, &nl);
+    CHECK(nl == ne && memcmp(l, e, nl * sizeof *l) == 0, "live table after the fast replay");
+
+    /* One peer: its announcements and withdrawals, base routes included. */
+    ipfib_replay *one = ipfib_replay_load(path, base, "192.0.2.1", err, sizeof err);
+    CHECK(one != NULL && ipfib_replay_len(one) == 3, "one peer: %s", one ? "3 changes" : err);
+    ipfib_table *fin = ipfib_replay_final(one);
+    uint8_t db8[16] = {0x20, 0x01, 0x0d, 0xb8};
+    ipfib_fib *fib = ipfib_fib_build(fin, "reference", err, sizeof err);
+    CHECK(ipfib_table_len(fin) == 1 && fib != NULL &&
+              ipfib_lookup_v6(fib, db8, &hop) == 1 && hop == 2 &&
+              ipfib_lookup_v4(fib, 0x0a000001u, &hop) == 0,
+          "one peer's final set");
+
+    /* Errors. */
+    static const char *bad_peer[][2] = {{"x", "peer"}, {"203.0.113.1", "no route changes"}};
+    for (size_t i = 0; i < 2; i++) {
+        err[0] = '\0';
+        CHECK(ipfib_replay_load(path, base, bad_peer[i][0], err, sizeof err) == NULL &&
+                  strstr(err, bad_peer[i][1]) != NULL,
+              "peer %s must fail naming \"%s\": %s", bad_peer[i][0], bad_peer[i][1], err);
+    }
+    err[0] = '\0';
+    CHECK(ipfib_replay_load("/nonexistent/updates", NULL, NULL, err, sizeof err) == NULL &&
+              strstr(err, "/nonexistent/updates") != NULL,
+          "missing file: %s", err);
+    CHECK(ipfib_replay_load(NULL, NULL, NULL, err, sizeof err) == NULL, "NULL path");
+    CHECK(ipfib_replay_run(NULL, live, 1.0, &res, err, sizeof err) == -1 &&
+              strstr(err, "NULL") != NULL,
+          "NULL replay: %s", err);
+    CHECK(ipfib_replay_run(all, NULL, 1.0, &res, err, sizeof err) == -1, "NULL live table");
+    CHECK(ipfib_replay_run(all, live, 0.0 / 0.0, &res, err, sizeof err) == -1 &&
+              strstr(err, "NaN") != NULL,
+          "NaN speed: %s", err);
+    CHECK(ipfib_replay_run(all, live, 1e-300, &res, err, sizeof err) == -1 &&
+              strstr(err, "clock") != NULL,
+          "tiny speed: %s", err);
+    CHECK(ipfib_replay_len(NULL) == 0 && ipfib_replay_span(NULL) == 0.0 &&
+              ipfib_replay_final(NULL) == NULL,
+          "NULL replay queries");
+
+    ipfib_fib_free(fib);
+    ipfib_table_free(fin);
+    ipfib_replay_free(one);
+    ipfib_replay_free(NULL);
+    free(w);
+    free(e);
+    free(l);
+    ipfib_table_free(now);
+    ipfib_reader_free(r);
+    ipfib_live_free(live);
+    ipfib_table_free(want);
+    ipfib_table_free(expect);
+    ipfib_replay_free(all);
+    ipfib_table_free(base);
+    remove(path);
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) {
         fprintf(stderr, "usage: %s TABLE ADDRESSES EXPECTED SCRATCH_DIR\n", argv[0]);
@@ -482,5 +609,7 @@ int main(int argc, char **argv) {
 
     race();
     errors(argv[1]);
-    return finish("route sets and live tables: batches, single changes, readers, save, errors");
+    replay(argv[4]);
+    return finish("route sets and live tables: batches, single changes, readers, save, replay, "
+                  "errors");
 }

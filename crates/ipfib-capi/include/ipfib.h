@@ -26,6 +26,10 @@ typedef struct ipfib_live ipfib_live;
 // each reading thread takes its own from ipfib_live_reader.
 typedef struct ipfib_reader ipfib_reader;
 
+// An update stream's route changes over a base table, ready to replay. Read-only after
+// ipfib_replay_load: any number of threads may use it at once.
+typedef struct ipfib_replay ipfib_replay;
+
 // A route set (both families): prefixes and their next hops. Not synchronized: one thread
 // may change it while no other thread uses it; any number of threads may read it (build,
 // length) at once.
@@ -42,6 +46,22 @@ typedef struct {
   // Not 0: remove the route instead.
   int withdraw;
 } ipfib_update;
+
+// What ipfib_replay_run did.
+typedef struct {
+  // Route changes submitted.
+  uint64_t updates;
+  // Versions the live table published during the run (up to the final flush).
+  uint64_t publishes;
+  // Seconds from the first submission until the last change was visible.
+  double seconds;
+  // Microseconds from a change's submission to the publish that made it visible: median.
+  double visible_us_p50;
+  // The same, 99th percentile.
+  double visible_us_p99;
+  // The same, the longest.
+  double visible_us_max;
+} ipfib_replay_result;
 
 // One route, as ipfib_table_routes copies it out: the form DPDK's `rte_fib_add` and
 // `rte_fib6_add` take.
@@ -358,6 +378,67 @@ int ipfib_reader_lookup_v6_bulk(ipfib_reader *reader,
                                 uint32_t *next_hops,
                                 size_t n,
                                 uint32_t miss);
+
+// Reads the update stream at `updates` (MRT BGP4MP / BGP4MP_ET, or the text form
+// `ts A|W prefix peer [next_hop]`; plain, gzip or bzip2) and turns it into route changes over
+// `base` (NULL: an empty table; only read during the call) by `ipfib replay`'s rules: `peer`
+// is "all" (every peer merged, the lowest peer address wins, base routes kept under the
+// peers') or one peer's IP address (NULL = "all"); next hops are the stream's BGP next-hop
+// addresses numbered 1, 2, ... by first appearance. On error (a file that cannot be read, a
+// malformed record, named by line or byte offset; a stream with no change for `peer`)
+// returns NULL and writes a message into err (if not NULL). Free it with ipfib_replay_free.
+//
+// # Safety
+// `updates` and `peer` are NULL or NUL-terminated strings; `base` is NULL or a route set no
+// other thread changes during the call; `err` is NULL or points to `errlen` writable bytes.
+ipfib_replay *ipfib_replay_load(const char *updates,
+                                const ipfib_table *base,
+                                const char *peer,
+                                char *err,
+                                size_t errlen);
+
+// Frees a replay (NULL ok).
+//
+// # Safety
+// `replay` is NULL or a replay not freed before, that no other thread uses any more.
+void ipfib_replay_free(ipfib_replay *replay);
+
+// The number of route changes (0 for NULL).
+//
+// # Safety
+// `replay` is NULL or a replay.
+size_t ipfib_replay_len(const ipfib_replay *replay);
+
+// Recorded seconds from the first change to the last (0 for NULL).
+//
+// # Safety
+// `replay` is NULL or a replay.
+double ipfib_replay_span(const ipfib_replay *replay);
+
+// The route set after every change (a new copy, to check a live table against or to build
+// another structure from; free it with ipfib_table_free), or NULL for a NULL replay.
+//
+// # Safety
+// `replay` is NULL or a replay.
+ipfib_table *ipfib_replay_final(const ipfib_replay *replay);
+
+// Submits the changes to `live` at the recorded pace × `speed` (`speed` ≤ 0 or infinite: as
+// fast as the live table takes them), changes recorded at the same time as one batch, then
+// flushes; blocks until then (call it from a control thread while others look up). Fills
+// `out` (if not NULL) and returns 0; on error (NULL replay or live table, a NaN speed, a
+// speed so small a change would be due past the clock's range, a change the live table
+// refuses) returns -1 with the message, the changes submitted before it kept. One replay at
+// a time per live table (the run records the table's publishes to time them).
+//
+// # Safety
+// `replay` and `live` are NULL or valid; `out` is NULL or writable; `err` is NULL or points
+// to `errlen` writable bytes.
+int ipfib_replay_run(const ipfib_replay *replay,
+                     const ipfib_live *live,
+                     double speed,
+                     ipfib_replay_result *out,
+                     char *err,
+                     size_t errlen);
 
 // An empty route set. Free it with ipfib_table_free. Never NULL.
 ipfib_table *ipfib_table_new(void);

@@ -22,6 +22,7 @@ mod fib;
 mod live;
 mod lookup;
 mod reader;
+mod replay;
 mod table;
 
 use std::ffi::c_char;
@@ -29,6 +30,7 @@ use std::ffi::c_char;
 pub use fib::*;
 pub use live::*;
 pub use reader::*;
+pub use replay::*;
 pub use table::*;
 
 /// The library's version ("MAJOR.MINOR.PATCH"), the same as the IPFIB_VERSION macro of the

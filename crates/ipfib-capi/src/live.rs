@@ -16,7 +16,7 @@ use crate::table::ipfib_table;
 /// A live table (both families). Every function taking one may be called from any thread at
 /// any time, concurrently, except ipfib_live_free.
 pub struct ipfib_live {
-    live: LiveFib,
+    pub(crate) live: LiveFib,
 }
 
 /// One route change of a batch (ipfib_live_apply): the route `prefix` (text, as in
@@ -80,7 +80,7 @@ pub unsafe extern "C" fn ipfib_live_free(live: *mut ipfib_live) {
 ///
 /// # Safety
 /// `live` is NULL or a live table; `err` is NULL or points to `errlen` writable bytes.
-unsafe fn with_live<T>(
+pub(crate) unsafe fn with_live<T>(
     live: *const ipfib_live,
     err: *mut c_char,
     errlen: usize,

@@ -97,7 +97,8 @@ fn hand_written_stream_on_a_base_table() {
     );
     assert!(!out.success);
     assert!(
-        out.stderr.contains("--speed 1e-300") && !out.stderr.contains("panicked"),
+        out.stderr.contains("speed 1e-300: the update recorded at")
+            && !out.stderr.contains("panicked"),
         "{}",
         out.stderr
     );

@@ -19,6 +19,7 @@ pub mod decompress;
 mod error;
 pub mod lines;
 pub mod mrt;
+pub mod replay;
 pub mod text;
 pub mod updates;
 

@@ -2,7 +2,7 @@
 //!
 //! The run: load the base table (`--fib`, or start empty) and the update stream (MRT BGP4MP /
 //! BGP4MP_ET or the text format, see `ipfib_io::updates`); turn the stream into FIB changes
-//! by the documented peer rules ([`feed`]); make a matched trace from the final route set;
+//! by the documented peer rules (`ipfib_io::replay::rules`); make a matched trace from the final route set;
 //! then submit the changes to a `LiveFib` at the recorded pace × `--speed` (or as fast as
 //! possible) while `--threads` reader threads look up. Afterwards: the static engine and the
 //! idle live table on the same trace and threads, and the final check against the reference
@@ -12,7 +12,6 @@
 //! (the moment the new version was stored: every lookup that starts later sees it).
 
 mod check;
-mod feed;
 mod load;
 
 use std::path::PathBuf;
@@ -20,12 +19,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use ipfib::engine::EngineInfo;
-use ipfib::live::Publish;
 use ipfib::{Fib, LiveFib, LiveOptions, Table};
 use ipfib_gen::TraceKind;
 use serde_json::json;
 
-use feed::{PeerArg, Timed};
+use ipfib_io::replay::{self as stream, Peers, Speed, Submission, Timed, Visibility};
 use load::{Pinned, Static, Trace};
 
 const AFTER_HELP: &str = "\
@@ -74,7 +72,7 @@ pub struct Args {
 
     /// Whose routes: a peer IP address, or `all` (merged, lowest peer address wins).
     #[arg(long, value_name = "IP|all", default_value = "all")]
-    peer: PeerArg,
+    peer: Peers,
 
     /// Replay speed: the recorded pace times X, or `max` (as fast as possible).
     #[arg(long, value_name = "X|max", default_value = "1", value_parser = parse_speed)]
@@ -119,13 +117,6 @@ pub struct Args {
     json: Option<PathBuf>,
 }
 
-/// `--speed`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Speed {
-    Max,
-    Times(f64),
-}
-
 fn parse_speed(s: &str) -> Result<Speed, String> {
     if s.eq_ignore_ascii_case("max") {
         return Ok(Speed::Max);
@@ -161,7 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             report.first_skipped.as_deref().unwrap_or("?")
         );
     }
-    let (changes, expected) = feed::plan(&records, &base, &args.peer);
+    let (changes, expected) = stream::plan(&records, &base, &args.peer);
     anyhow::ensure!(
         !changes.is_empty(),
         "{}: no route changes for --peer {} ({} records read)",
@@ -201,7 +192,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         total: visible,
         waiting,
         building,
-    } = visibility(&submits, &publishes);
+    } = stream::visibility(&submits, &publishes);
 
     // "Idle" is the steady state of a table nobody writes to: wait until the rebuilder's
     // compaction and settling steps are done (no new version for a while).
@@ -361,111 +352,27 @@ fn make_trace(table: &Table, count: usize, seed: u64) -> Trace {
     }
 }
 
-/// One submitted group of changes (those recorded at the same time): the sequence number of
-/// its last update, when it was submitted, and how many updates it holds.
-type Submit = (u64, Instant, usize);
-
-/// Submits the changes at the recorded pace (or at once), grouped by recorded time. Returns
-/// the submissions and the resident set size once the first publish has happened.
-fn submit(live: &LiveFib, changes: &[Timed], speed: Speed) -> (anyhow::Result<Vec<Submit>>, u64) {
+/// Submits the changes at the recorded pace (or at once) with a progress bar. Returns the
+/// submissions and the resident set size once the first publish has happened.
+fn submit(
+    live: &LiveFib,
+    changes: &[Timed],
+    speed: Speed,
+) -> (anyhow::Result<Vec<Submission>>, u64) {
     let bar = crate::bench::progress(changes.len() as u64);
-    let mut out = Vec::new();
     let mut rss_first = 0;
-    let start = Instant::now();
-    let mut done = 0;
-    for group in changes.chunk_by(|a, b| a.at_us == b.at_us) {
-        if let Speed::Times(x) = speed {
-            // A tiny X can put a recorded time past what a clock can hold: an error, not a
-            // panic.
-            let due = Duration::try_from_secs_f64(group[0].at_us as f64 / 1e6 / x)
-                .ok()
-                .and_then(|d| start.checked_add(d));
-            let Some(due) = due else {
-                let err = anyhow::anyhow!(
-                    "--speed {x:?}: the update recorded at {:.3} s would be due beyond the \
-                     clock's range",
-                    group[0].at_us as f64 / 1e6
-                );
-                return (Err(err), rss_first);
-            };
-            wait_until(due);
+    let submitted = stream::submit(live, changes, speed, |done| {
+        bar.set_position(done as u64);
+        if rss_first == 0 && live.publishes() > 0 {
+            rss_first = rss("VmRSS");
         }
-        let at = Instant::now();
-        match live.apply(group.iter().map(|t| t.update.clone())) {
-            Ok(seq) => out.push((seq, at, group.len())),
-            Err(e) => return (Err(e.into()), rss_first),
-        }
-        done += group.len();
-        if done % 1024 < group.len() {
-            bar.set_position(done as u64);
-            if rss_first == 0 && live.publishes() > 0 {
-                rss_first = rss("VmRSS");
-            }
-        }
-    }
+    });
     bar.finish_and_clear();
-    (Ok(out), rss_first)
-}
-
-/// Waits until about `due`.
-fn wait_until(due: Instant) {
-    // Sleep, never spin: the readers and the rebuilder need the cores (this machine has two),
-    // and a spinning submitter would make the rebuilder wait for a time slice. A sleep may
-    // overshoot by tens of µs; each update's submission time is taken when it is actually
-    // submitted, so visibility is measured from there. Waits shorter than the overshoot are
-    // skipped (the update goes out up to that much early).
-    let now = Instant::now();
-    if due > now + SLEEP_GRAIN {
-        std::thread::sleep(due - now);
-    }
-}
-
-/// Waits shorter than this are not slept (a sleep overshoots by about as much).
-const SLEEP_GRAIN: Duration = Duration::from_micros(60);
-
-/// Microseconds from submission to visibility, one entry per update, sorted; and the two parts
-/// of it: waiting to be taken by the rebuilder (the coalescing delay, or a build or
-/// compaction step in progress), and building the version that holds it.
-struct Visibility {
-    total: Vec<f64>,
-    waiting: Vec<f64>,
-    building: Vec<f64>,
-}
-
-fn visibility(submits: &[Submit], publishes: &[Publish]) -> Visibility {
-    let n = submits.iter().map(|s| s.2).sum();
-    let mut v = Visibility {
-        total: Vec::with_capacity(n),
-        waiting: Vec::with_capacity(n),
-        building: Vec::with_capacity(n),
-    };
-    let us = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64() * 1e6;
-    let mut p = 0;
-    for &(seq, at, n) in submits {
-        while p < publishes.len() && publishes[p].upto < seq {
-            p += 1;
-        }
-        let Some(publish) = publishes.get(p) else {
-            break;
-        };
-        v.total.extend(std::iter::repeat_n(us(at, publish.at), n));
-        v.waiting
-            .extend(std::iter::repeat_n(us(at, publish.taken), n));
-        v.building
-            .extend(std::iter::repeat_n(us(publish.taken, publish.at), n));
-    }
-    for part in [&mut v.total, &mut v.waiting, &mut v.building] {
-        part.sort_by(f64::total_cmp);
-    }
-    v
+    (submitted.map_err(anyhow::Error::from), rss_first)
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
+    Visibility::percentile(sorted, q)
 }
 
 /// A size field of `/proc/self/status` in bytes (`VmRSS` now, `VmHWM` the peak); 0 where

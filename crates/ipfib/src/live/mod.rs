@@ -400,13 +400,25 @@ impl LiveFib {
     }
 
     /// The publish records since the last call (empty unless
-    /// [`LiveOptions::record_publishes`] is set).
+    /// [`LiveOptions::record_publishes`] or [`LiveFib::record_publishes`] turned the log on).
     pub fn take_publishes(&self) -> Vec<Publish> {
         lock(&self.shared.queue)
             .log
             .as_mut()
             .map(std::mem::take)
             .unwrap_or_default()
+    }
+
+    /// Starts (`true`) or stops recording a [`Publish`] record of every publish, as
+    /// [`LiveOptions::record_publishes`] does from the start. Stopping drops the records not
+    /// yet taken; starting keeps them.
+    pub fn record_publishes(&self, on: bool) {
+        let mut q = lock(&self.shared.queue);
+        match (on, q.log.is_some()) {
+            (true, false) => q.log = Some(Vec::new()),
+            (false, true) => q.log = None,
+            _ => {}
+        }
     }
 
     /// The engine's registered name.

@@ -1,13 +1,13 @@
 //! From an update stream to forwarding-table changes: the deterministic FIB semantics of
-//! `ipfib replay`.
+//! `ipfib replay` (and of everything else that follows a stream into a table).
 //!
-//! * `--peer IP`: that peer's routes. An announcement inserts the prefix (or replaces its next
+//! * [`Peers::One`] (`--peer IP`): that peer's routes. An announcement inserts the prefix (or replaces its next
 //!   hop), a withdrawal removes it, whatever the base table held for it. Other peers' records
 //!   are left out.
-//! * `--peer all`: every peer's routes, merged per prefix. Each prefix keeps the route of each
+//! * [`Peers::All`] (`--peer all`): every peer's routes, merged per prefix. Each prefix keeps the route of each
 //!   peer that currently announces it, and the FIB holds the route of the **lowest peer
 //!   address** among them (IPv4 peers before IPv6 peers; the unnamed peer of poptrie's text
-//!   form first). A route of the base table (`--fib`) counts as one more peer, ranked after
+//!   form first). A route of the base table counts as one more peer, ranked after
 //!   every real one: it is used only while no peer announces the prefix, and peers' withdrawals
 //!   never remove it. A withdrawal by a peer that did not announce the prefix changes nothing.
 //!   The result depends only on the records and their order, not on timing.
@@ -23,35 +23,37 @@ use std::net::IpAddr;
 use std::str::FromStr;
 
 use ipfib::{NextHop, Table, Update};
-use ipfib_io::{UpdateKind, UpdateRecord};
 use ipnet::IpNet;
 
-/// `--peer`: one peer's routes or all peers merged.
+use crate::{UpdateKind, UpdateRecord};
+
+/// Whose routes: one peer's, or all peers merged.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PeerArg {
+pub enum Peers {
     /// Every peer, merged by the lowest-peer-address rule.
     All,
     /// One peer.
     One(IpAddr),
 }
 
-impl FromStr for PeerArg {
+impl FromStr for Peers {
     type Err = String;
+    /// `all` (any case) or an IP address.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s.eq_ignore_ascii_case("all") {
-            return Ok(PeerArg::All);
+            return Ok(Peers::All);
         }
         s.parse()
-            .map(PeerArg::One)
+            .map(Peers::One)
             .map_err(|_| format!("expected `all` or a peer IP address, got {s:?}"))
     }
 }
 
-impl fmt::Display for PeerArg {
+impl fmt::Display for Peers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PeerArg::All => f.write_str("all"),
-            PeerArg::One(ip) => write!(f, "{ip}"),
+            Peers::All => f.write_str("all"),
+            Peers::One(ip) => write!(f, "{ip}"),
         }
     }
 }
@@ -59,7 +61,9 @@ impl fmt::Display for PeerArg {
 /// One FIB change and when the stream recorded it (µs after the stream's first record).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Timed {
+    /// Microseconds after the stream's first record.
     pub at_us: u64,
+    /// The change.
     pub update: Update,
 }
 
@@ -68,6 +72,74 @@ pub struct Timed {
 enum Source {
     Peer(Option<IpAddr>),
     Base,
+}
+
+/// The rules applied one record at a time: what a follower of a live stream keeps between
+/// records (each peer's route per prefix, the next-hop numbering). [`plan`] is this over a
+/// whole stream.
+pub struct FibRules {
+    peers: Peers,
+    base: Table,
+    hops: HashMap<IpAddr, NextHop>,
+    routes: HashMap<IpNet, BTreeMap<Source, NextHop>>,
+}
+
+impl FibRules {
+    /// The rules for `peers`, over the routes of `base`.
+    pub fn new(base: &Table, peers: Peers) -> FibRules {
+        FibRules {
+            peers,
+            base: base.clone(),
+            hops: HashMap::new(),
+            routes: HashMap::new(),
+        }
+    }
+
+    /// The next hop number of a BGP next-hop address (0 for none): 1, 2, ... by first
+    /// appearance.
+    fn hop_id(&mut self, next_hop: Option<IpAddr>) -> NextHop {
+        next_hop.map_or(0, |a| {
+            let next = self.hops.len() as NextHop + 1;
+            *self.hops.entry(a).or_insert(next)
+        })
+    }
+
+    /// The FIB change `record` makes, if any.
+    pub fn apply(&mut self, record: &UpdateRecord) -> Option<Update> {
+        match self.peers {
+            Peers::One(ip) if record.peer != Some(ip) => None,
+            Peers::One(_) => Some(match record.kind {
+                UpdateKind::Announce { next_hop } => {
+                    Update::Insert(record.prefix, self.hop_id(next_hop))
+                }
+                UpdateKind::Withdraw => Update::Remove(record.prefix),
+            }),
+            Peers::All => {
+                let id = match record.kind {
+                    UpdateKind::Announce { next_hop } => Some(self.hop_id(next_hop)),
+                    UpdateKind::Withdraw => None,
+                };
+                let base = &self.base;
+                let held = self.routes.entry(record.prefix).or_insert_with(|| {
+                    base.get(&record.prefix)
+                        .map(|nh| (Source::Base, nh))
+                        .into_iter()
+                        .collect()
+                });
+                let before = held.first_key_value().map(|(_, &nh)| nh);
+                match id {
+                    Some(nh) => held.insert(Source::Peer(record.peer), nh),
+                    None => held.remove(&Source::Peer(record.peer)),
+                };
+                let after = held.first_key_value().map(|(_, &nh)| nh);
+                let update = match after {
+                    Some(nh) => Update::Insert(record.prefix, nh),
+                    None => Update::Remove(record.prefix),
+                };
+                (before != after).then_some(update)
+            }
+        }
+    }
 }
 
 /// When each record happened, in µs after the first. A stream whose timestamps are all whole
@@ -95,62 +167,26 @@ pub fn record_times(records: &[UpdateRecord]) -> Vec<u64> {
     at
 }
 
-/// The FIB changes a stream makes to `base` under `peer`, and the final route set.
-pub fn plan(records: &[UpdateRecord], base: &Table, peer: &PeerArg) -> (Vec<Timed>, Table) {
+/// The FIB changes a stream makes to `base` under `peers`, and the final route set.
+pub fn plan(records: &[UpdateRecord], base: &Table, peers: &Peers) -> (Vec<Timed>, Table) {
     let times = record_times(records);
-    let mut hops: HashMap<IpAddr, NextHop> = HashMap::new();
-    let mut hop_id = |nh: Option<IpAddr>| -> NextHop {
-        nh.map_or(0, |a| {
-            let next = hops.len() as NextHop + 1;
-            *hops.entry(a).or_insert(next)
-        })
-    };
-    let mut routes: HashMap<IpNet, BTreeMap<Source, NextHop>> = HashMap::new();
+    let mut rules = FibRules::new(base, peers.clone());
     let mut out = Vec::new();
     let mut table = base.clone();
     for (r, &at_us) in records.iter().zip(&times) {
-        let change = match peer {
-            PeerArg::One(ip) if r.peer != Some(*ip) => None,
-            PeerArg::One(_) => Some(match r.kind {
-                UpdateKind::Announce { next_hop } => Update::Insert(r.prefix, hop_id(next_hop)),
-                UpdateKind::Withdraw => Update::Remove(r.prefix),
-            }),
-            PeerArg::All => {
-                let held = routes.entry(r.prefix).or_insert_with(|| {
-                    base.get(&r.prefix)
-                        .map(|nh| (Source::Base, nh))
-                        .into_iter()
-                        .collect()
-                });
-                let before = held.first_key_value().map(|(_, &nh)| nh);
-                match r.kind {
-                    UpdateKind::Announce { next_hop } => {
-                        held.insert(Source::Peer(r.peer), hop_id(next_hop));
-                    }
-                    UpdateKind::Withdraw => {
-                        held.remove(&Source::Peer(r.peer));
-                    }
-                }
-                let after = held.first_key_value().map(|(_, &nh)| nh);
-                let update = match after {
-                    Some(nh) => Update::Insert(r.prefix, nh),
-                    None => Update::Remove(r.prefix),
-                };
-                (before != after).then_some(update)
-            }
+        let Some(update) = rules.apply(r) else {
+            continue;
         };
-        if let Some(update) = change {
-            // Prefixes from the readers are canonical, so these cannot fail.
-            match update {
-                Update::Insert(n, nh) => {
-                    let _ = table.insert(n, nh);
-                }
-                Update::Remove(n) => {
-                    table.remove(&n);
-                }
+        // Prefixes from the readers are canonical, so these cannot fail.
+        match update {
+            Update::Insert(n, nh) => {
+                let _ = table.insert(n, nh);
             }
-            out.push(Timed { at_us, update });
+            Update::Remove(n) => {
+                table.remove(&n);
+            }
         }
+        out.push(Timed { at_us, update });
     }
     (out, table)
 }
@@ -184,7 +220,7 @@ mod tests {
             rec(1_003, "192.0.2.1", "10.0.0.0/8", None),                 // back to the base
             rec(1_004, "192.0.2.9", "11.0.0.0/8", None),                 // never announced
         ];
-        let (plan, fin) = plan(&records, &base, &PeerArg::All);
+        let (plan, fin) = plan(&records, &base, &Peers::All);
         let n = "10.0.0.0/8".parse().unwrap();
         assert_eq!(
             plan.iter().map(|t| t.update.clone()).collect::<Vec<_>>(),
@@ -206,11 +242,11 @@ mod tests {
             rec(0, "192.0.2.1", "10.0.0.0/8", None),
             rec(0, "192.0.2.2", "11.0.0.0/8", Some("198.51.100.1")),
         ];
-        let (plan, fin) = plan(&records, &base, &PeerArg::One("192.0.2.1".parse().unwrap()));
+        let (plan, fin) = plan(&records, &base, &Peers::One("192.0.2.1".parse().unwrap()));
         assert_eq!(plan.len(), 1);
         assert!(fin.is_empty());
-        assert_eq!("ALL".parse::<PeerArg>().unwrap(), PeerArg::All);
-        assert!("x".parse::<PeerArg>().is_err());
+        assert_eq!("ALL".parse::<Peers>().unwrap(), Peers::All);
+        assert!("x".parse::<Peers>().is_err());
     }
 
     #[test]
