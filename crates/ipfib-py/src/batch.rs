@@ -23,6 +23,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
+use crate::direct::{self, Addrs};
 use crate::parse::{self, Parsed};
 
 /// Addresses to look up, per family, with their positions in the caller's input when the
@@ -89,12 +90,19 @@ impl Input {
         strings(items.len(), items.into_iter().map(Ok))
     }
 
-    /// Next hops, `miss` where no route matches.
-    pub fn lookup_raw(&self, fib: &Fib, miss: u32) -> Result<Vec<u32>, LookupError> {
+    /// Next hops, `miss` where no route matches, each family's lookups on up to `threads`
+    /// threads (0: one per core; see [`direct::threads_for`]).
+    pub fn lookup_raw(
+        &self,
+        fib: &Fib,
+        miss: u32,
+        threads: usize,
+    ) -> Result<Vec<u32>, LookupError> {
+        let on = |n| direct::threads_for(threads, n);
         self.per_family(
             0,
-            |a, out| fib.lookup_v4_batch(a, out, miss),
-            |a, out| fib.lookup_v6_batch(a, out, miss),
+            |a, out| direct::run(fib, Addrs::V4(a), out, miss, on(a.len())),
+            |a, out| direct::run(fib, Addrs::V6(a), out, miss, on(a.len())),
         )
     }
 

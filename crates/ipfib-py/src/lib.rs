@@ -13,6 +13,7 @@
 //! rather than aborting the interpreter.
 
 mod batch;
+mod direct;
 mod errors;
 mod keys;
 mod load;

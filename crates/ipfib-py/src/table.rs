@@ -11,11 +11,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use ipfib::{Fib, Table};
 use ipnet::IpNet;
+use numpy::{PyArrayMethods, PyUntypedArray};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
 
 use crate::batch;
+use crate::direct::{self, Direct};
 use crate::errors;
 use crate::keys::{self, Key};
 use crate::load;
@@ -380,29 +382,50 @@ impl PyTable {
             .collect()
     }
 
-    /// t.lookup(addrs, miss=0xFFFFFFFF) -> numpy.ndarray[uint32]
+    /// t.lookup(addrs, miss=0xFFFFFFFF, *, out=None, threads=1) -> numpy.ndarray[uint32]
     ///
     /// Looks up many addresses in one call, with the interpreter released while the engine
     /// runs. `addrs` is a uint32 array (IPv4, host order: int(IPv4Address)), an (n, 16) uint8
     /// array (IPv6, network order: packed), an (n, 2) uint64 array (IPv6, high 64 bits
-    /// first), or any sequence of strings (both families mixed, parsed in Rust). Arrays may
-    /// have any layout (C or Fortran order, strided, reversed, unaligned, big-endian): a
-    /// C-contiguous, aligned, native-endian array is read directly, others are copied by
-    /// NumPy first; other dtypes and shapes are a TypeError saying what to pass. Addresses
-    /// with no route get `miss`; use lookup_mask when every value can be a route's.
-    #[pyo3(signature = (addrs, miss = u32::MAX))]
+    /// first), or any sequence of strings (both families mixed, parsed in Rust). A
+    /// C-contiguous, aligned, native-endian array of these kinds is read in place, with no
+    /// whole-array temporary (IPv6 bytes by the engines' bytes path); arrays of any other
+    /// layout (Fortran order, strided, reversed, unaligned, big-endian) are copied by NumPy
+    /// first; other dtypes and shapes are a TypeError saying what to pass. Addresses with no
+    /// route get `miss`; use lookup_mask when every value can be a route's.
+    ///
+    /// `out`: a C-contiguous uint32 array of len(addrs) to write the answers into (and
+    /// return), instead of a new one. `threads`: split a big batch over this many threads
+    /// (0: one per core); a thread gets at least 262,144 addresses, so small batches stay on
+    /// one.
+    #[pyo3(signature = (addrs, miss = u32::MAX, *, out = None, threads = 1))]
     fn lookup<'py>(
         &self,
         py: Python<'py>,
         addrs: &Bound<'py, PyAny>,
         miss: u32,
+        out: Option<Bound<'py, PyAny>>,
+        threads: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(direct) = addrs.cast::<PyUntypedArray>().ok().and_then(Direct::of) {
+            let fib = self.built(py)?;
+            return Ok(direct.lookup(py, &fib, miss, out, threads)?.into_any());
+        }
         let input = batch::Input::from_py(addrs)?;
         let fib = self.built(py)?;
-        let out = py
-            .detach(|| input.lookup_raw(&fib, miss))
+        let answers = py
+            .detach(|| input.lookup_raw(&fib, miss, threads))
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(numpy::PyArray1::from_vec(py, out).into_any())
+        match out {
+            None => Ok(numpy::PyArray1::from_vec(py, answers).into_any()),
+            Some(o) => {
+                let arr = direct::output(o, answers.len())?;
+                arr.try_readwrite()?
+                    .as_slice_mut()?
+                    .copy_from_slice(&answers);
+                Ok(arr.into_any())
+            }
+        }
     }
 
     /// t.lookup_mask(addrs) -> (values: ndarray[uint32], found: ndarray[bool])

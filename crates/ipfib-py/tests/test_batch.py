@@ -255,3 +255,80 @@ def test_concurrent_lookups_and_changes_never_crash():
         th.join()
     assert not errors
     assert t["10.0.5.1"] == 1005
+
+
+def big_sample(n, seed):
+    """n random addresses of each family as the three numeric kinds: uint32, (n, 16) uint8
+    and (n, 2) uint64 (the same IPv6 addresses)."""
+    rng = np.random.default_rng(seed)
+    v4 = rng.integers(0, 2**32, size=n, dtype=np.uint64).astype(np.uint32)
+    v6_bytes = rng.integers(0, 256, size=(n, 16), dtype=np.uint8)
+    v6_halves = v6_bytes.view(">u8").astype(np.uint64)
+    return v4, v6_bytes, v6_halves
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 0])
+def test_in_place_arrays_match_strings_on_any_thread_count(table, threads):
+    """The arrays read in place (split over threads or not, blocks of 4,096 and a ragged end)
+    answer what the strings of the same addresses answer."""
+    n = 3 * 262_144 + 4_097  # several threads' worth, not a multiple of a block
+    v4, v6_bytes, v6_halves = big_sample(n, 11)
+    pick = np.random.default_rng(5).choice(n, 3000, replace=False)
+    want4 = table.lookup([str(ipaddress.IPv4Address(int(a))) for a in v4[pick]])
+    want6 = table.lookup([str(ipaddress.IPv6Address(bytes(b))) for b in v6_bytes[pick]])
+    got4 = table.lookup(v4, threads=threads)
+    got_bytes = table.lookup(v6_bytes, threads=threads)
+    got_halves = table.lookup(v6_halves, threads=threads)
+    assert np.array_equal(got4[pick], want4)
+    assert np.array_equal(got_bytes[pick], want6)
+    assert np.array_equal(got_halves, got_bytes)
+    # The whole arrays against one thread (the split must not move or drop an answer).
+    assert np.array_equal(got4, table.lookup(v4))
+    assert np.array_equal(got_bytes, table.lookup(v6_bytes, threads=1))
+
+
+def test_out_is_written_and_returned(table):
+    v4, v6_bytes, _ = big_sample(10_000, 12)
+    out = np.full(10_000, 7, dtype=np.uint32)
+    got = table.lookup(v6_bytes, out=out)
+    assert got is out
+    assert np.array_equal(out, table.lookup(v6_bytes))
+    # The general path (strings, mixed families) writes into out too.
+    mixed = [str(ipaddress.IPv4Address(int(a))) for a in v4[:50]] + ["2001:db8::1"] * 50
+    out = np.zeros(100, dtype=np.uint32)
+    assert table.lookup(mixed, out=out, miss=5) is out
+    assert np.array_equal(out, table.lookup(mixed, miss=5))
+
+
+@pytest.mark.parametrize(
+    "out, error, words",
+    [
+        (np.zeros(9, np.uint32), ValueError, "9 elements for 10 addresses"),
+        (np.zeros(10, np.int32), TypeError, "uint32"),
+        (np.zeros((10, 1), np.uint32), TypeError, "uint32"),
+        (np.zeros(20, np.uint32)[::2], ValueError, "C-contiguous"),
+        ([0] * 10, TypeError, "uint32"),
+    ],
+)
+def test_bad_out_is_refused_and_left_alone(table, out, error, words):
+    v4, _, _ = big_sample(10, 13)
+    before = np.array(out, copy=True)
+    with pytest.raises(error, match=words):
+        table.lookup(v4, out=out)
+    with pytest.raises(error, match=words):
+        table.lookup([str(ipaddress.IPv4Address(int(a))) for a in v4], out=out)
+    assert np.array_equal(np.asarray(out), before)
+
+
+def test_read_only_out_is_refused(table):
+    v4, _, _ = big_sample(10, 14)
+    out = np.zeros(10, np.uint32)
+    out.flags.writeable = False
+    with pytest.raises((ValueError, TypeError)):
+        table.lookup(v4, out=out)
+
+
+def test_threads_must_be_a_count(table):
+    v4, _, _ = big_sample(10, 15)
+    with pytest.raises((OverflowError, TypeError)):
+        table.lookup(v4, threads=-1)

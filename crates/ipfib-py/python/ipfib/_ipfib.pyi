@@ -92,11 +92,21 @@ class Table:
     def keys(self) -> list[str]: ...
     def values(self) -> list[int]: ...
     def items(self) -> list[Tuple[str, int]]: ...
-    def lookup(self, addrs: Addresses, miss: int = 0xFFFFFFFF) -> npt.NDArray[np.uint32]:
+    def lookup(
+        self,
+        addrs: Addresses,
+        miss: int = 0xFFFFFFFF,
+        *,
+        out: Optional[npt.NDArray[np.uint32]] = None,
+        threads: int = 1,
+    ) -> npt.NDArray[np.uint32]:
         """Next hop per address, ``miss`` where no route matches (GIL released).
 
-        ``addrs`` in any array layout (see ``Addresses``); a non-C-contiguous, unaligned or
-        byte-swapped array is copied first. Returns a new array."""
+        ``addrs`` in any array layout (see ``Addresses``): a C-contiguous, aligned,
+        native-endian numeric array is read in place; any other is copied first. ``out``: a
+        C-contiguous uint32 array of len(addrs) written and returned instead of a new one.
+        ``threads``: split a big batch over this many threads (0: one per core; at least
+        262,144 addresses each)."""
     def lookup_mask(
         self, addrs: Addresses
     ) -> Tuple[npt.NDArray[np.uint32], npt.NDArray[np.bool_]]:
