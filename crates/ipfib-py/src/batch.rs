@@ -13,17 +13,17 @@
 //! and what to pass instead; other integer dtypes are refused, not converted, since
 //! converting would have to guess what out-of-range values mean.
 
-use ipfib::{Fib, LookupError};
+use ipfib::LookupError;
 use numpy::ndarray::{Dimension, Ix1, Ix2};
 use numpy::{
-    dtype, Element, PyArray, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
+    dtype, Element, PyArray, PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
     PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use crate::direct::{self, Addrs};
+use crate::direct::{self, Addrs, Direct, Engines};
 use crate::parse::{self, Parsed};
 
 /// Addresses to look up, per family, with their positions in the caller's input when the
@@ -41,6 +41,52 @@ pub enum Input {
         v6: Vec<u128>,
         v6_at: Vec<usize>,
     },
+}
+
+/// `lookup` (of `Table` and `LiveTable`): the answers for `addrs` on `engines`, into `out`
+/// when given, on up to `threads` threads. Arrays the engines read in place go straight to
+/// them ([`Direct`]); everything else is converted first ([`Input`]).
+pub fn lookup<'py>(
+    py: Python<'py>,
+    addrs: &Bound<'py, PyAny>,
+    engines: Engines<'_>,
+    miss: u32,
+    out: Option<Bound<'py, PyAny>>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(direct) = addrs.cast::<PyUntypedArray>().ok().and_then(Direct::of) {
+        return Ok(direct.lookup(py, engines, miss, out, threads)?.into_any());
+    }
+    let input = Input::from_py(addrs)?;
+    let answers = py
+        .detach(|| input.lookup_raw(engines, miss, threads))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    match out {
+        None => Ok(PyArray1::from_vec(py, answers).into_any()),
+        Some(o) => {
+            let arr = direct::output(o, answers.len())?;
+            arr.try_readwrite()?
+                .as_slice_mut()?
+                .copy_from_slice(&answers);
+            Ok(arr.into_any())
+        }
+    }
+}
+
+/// `lookup_mask`: (values, found) arrays for `addrs` on `engines`.
+pub fn lookup_mask<'py>(
+    py: Python<'py>,
+    addrs: &Bound<'py, PyAny>,
+    engines: Engines<'_>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let input = Input::from_py(addrs)?;
+    let (values, found) = py
+        .detach(|| input.lookup_mask(engines))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((
+        PyArray1::from_vec(py, values).into_any(),
+        PyArray1::from_vec(py, found).into_any(),
+    ))
 }
 
 const KINDS: &str = "a uint32 array (IPv4, host order), an (n, 16) uint8 array (IPv6, \
@@ -94,24 +140,24 @@ impl Input {
     /// threads (0: one per core; see [`direct::threads_for`]).
     pub fn lookup_raw(
         &self,
-        fib: &Fib,
+        engines: Engines<'_>,
         miss: u32,
         threads: usize,
     ) -> Result<Vec<u32>, LookupError> {
         let on = |n| direct::threads_for(threads, n);
         self.per_family(
             0,
-            |a, out| direct::run(fib, Addrs::V4(a), out, miss, on(a.len())),
-            |a, out| direct::run(fib, Addrs::V6(a), out, miss, on(a.len())),
+            |a, out| direct::run(engines, Addrs::V4(a), out, miss, on(a.len())),
+            |a, out| direct::run(engines, Addrs::V6(a), out, miss, on(a.len())),
         )
     }
 
     /// Next hops (0 where none) and whether a route matched.
-    pub fn lookup_mask(&self, fib: &Fib) -> Result<(Vec<u32>, Vec<bool>), LookupError> {
+    pub fn lookup_mask(&self, engines: Engines<'_>) -> Result<(Vec<u32>, Vec<bool>), LookupError> {
         let answers = self.per_family(
             None,
-            |a, out| fib.v4().lookup_batch(a, out),
-            |a, out| fib.v6().lookup_batch(a, out),
+            |a, out| engines.v4_options(a, out),
+            |a, out| engines.v6_options(a, out),
         )?;
         Ok((
             answers.iter().map(|a| a.unwrap_or(0)).collect(),

@@ -12,7 +12,8 @@
 //! writes into the input array during the call gets a mix of old and new addresses' answers
 //! (each answer is still an answer for the address read).
 
-use ipfib::{Fib, LookupError, NextHop};
+use ipfib::engine::Lookup;
+use ipfib::{Fib, LookupError, NextHop, Snapshot};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray};
 use numpy::{PyArrayDescrMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -29,6 +30,43 @@ pub enum Direct<'py> {
     V6Bytes(PyReadonlyArray2<'py, u8>),
     /// IPv6, two u64 each, high half first.
     V6Halves(PyReadonlyArray2<'py, u64>),
+}
+
+/// The two engines a batch runs on: a static table's, or one version of a live table.
+#[derive(Clone, Copy)]
+pub struct Engines<'a> {
+    v4: &'a dyn Lookup<u32>,
+    v6: &'a dyn Lookup<u128>,
+}
+
+impl<'a> From<&'a Fib> for Engines<'a> {
+    fn from(fib: &'a Fib) -> Self {
+        Engines {
+            v4: fib.v4(),
+            v6: fib.v6(),
+        }
+    }
+}
+
+impl<'a> From<&'a Snapshot> for Engines<'a> {
+    fn from(snap: &'a Snapshot) -> Self {
+        Engines {
+            v4: snap.v4(),
+            v6: snap.v6(),
+        }
+    }
+}
+
+impl Engines<'_> {
+    /// Next hops or `None`, per family (for `lookup_mask`).
+    pub fn v4_options(&self, a: &[u32], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
+        self.v4.lookup_batch(a, out)
+    }
+
+    /// [`Engines::v4_options`] for IPv6.
+    pub fn v6_options(&self, a: &[u128], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
+        self.v6.lookup_batch(a, out)
+    }
 }
 
 /// Borrowed addresses, free of the interpreter.
@@ -113,13 +151,13 @@ impl<'py> Direct<'py> {
         })
     }
 
-    /// Looks every address up in `fib` (`miss` where no route matches) into `out` (a new
+    /// Looks every address up in `engines` (`miss` where no route matches) into `out` (a new
     /// uint32 array when `None`), with the interpreter released, on `threads` threads (0: one
     /// per core). Returns the output array.
     pub fn lookup(
         &self,
         py: Python<'py>,
-        fib: &Fib,
+        engines: Engines<'_>,
         miss: NextHop,
         out: Option<Bound<'py, PyAny>>,
         threads: usize,
@@ -134,7 +172,7 @@ impl<'py> Direct<'py> {
             let answers = rw.as_slice_mut()?;
             let addrs = self.addrs()?;
             let threads = threads_for(threads, n);
-            py.detach(|| run(fib, addrs, answers, miss, threads))
+            py.detach(|| run(engines, addrs, answers, miss, threads))
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
         }
         Ok(out)
@@ -180,14 +218,14 @@ pub fn threads_for(asked: usize, n: usize) -> usize {
 /// The lookups (`out` as long as `addrs`), split into `threads` contiguous parts (1: on
 /// the calling thread).
 pub fn run(
-    fib: &Fib,
+    engines: Engines<'_>,
     addrs: Addrs<'_>,
     out: &mut [NextHop],
     miss: NextHop,
     threads: usize,
 ) -> Result<(), LookupError> {
     if threads <= 1 {
-        return part(fib, addrs, out, miss);
+        return part(engines, addrs, out, miss);
     }
     let n = addrs.len();
     let per = n.div_ceil(threads).next_multiple_of(BLOCK);
@@ -198,7 +236,7 @@ pub fn run(
             .map(|(i, o)| {
                 let from = i * per;
                 let a = addrs.slice(from, from + o.len());
-                s.spawn(move || part(fib, a, o, miss))
+                s.spawn(move || part(engines, a, o, miss))
             })
             .collect();
         handles
@@ -209,15 +247,15 @@ pub fn run(
 
 /// One thread's lookups.
 fn part(
-    fib: &Fib,
+    engines: Engines<'_>,
     addrs: Addrs<'_>,
     out: &mut [NextHop],
     miss: NextHop,
 ) -> Result<(), LookupError> {
     match addrs {
-        Addrs::V4(a) => fib.lookup_v4_batch(a, out, miss),
-        Addrs::V6(a) => fib.lookup_v6_batch(a, out, miss),
-        Addrs::V6Bytes(a) => fib.lookup_v6_bytes_batch(a, out, miss),
+        Addrs::V4(a) => engines.v4.lookup_batch_raw(a, out, miss),
+        Addrs::V6(a) => engines.v6.lookup_batch_raw(a, out, miss),
+        Addrs::V6Bytes(a) => engines.v6.lookup_batch_bytes_raw(a, out, miss),
         Addrs::V6Halves(a) => {
             let mut block = vec![0u128; BLOCK.min(a.len())];
             for (a, o) in a.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
@@ -225,7 +263,7 @@ fn part(
                 for (x, h) in b.iter_mut().zip(a) {
                     *x = (u128::from(h[0]) << 64) | u128::from(h[1]);
                 }
-                fib.lookup_v6_batch(b, o, miss)?;
+                engines.v6.lookup_batch_raw(b, o, miss)?;
             }
             Ok(())
         }

@@ -16,6 +16,7 @@ mod batch;
 mod direct;
 mod errors;
 mod keys;
+mod live;
 mod load;
 mod parse;
 mod pickle;
@@ -54,6 +55,7 @@ fn engines(family: Option<u8>) -> PyResult<Vec<&'static str>> {
 #[pymodule]
 fn _ipfib(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::PyTable>()?;
+    m.add_class::<live::PyLiveTable>()?;
     m.add_function(wrap_pyfunction!(engines, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

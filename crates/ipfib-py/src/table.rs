@@ -11,13 +11,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use ipfib::{Fib, Table};
 use ipnet::IpNet;
-use numpy::{PyArrayMethods, PyUntypedArray};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
 
 use crate::batch;
-use crate::direct::{self, Direct};
+use crate::direct::Engines;
 use crate::errors;
 use crate::keys::{self, Key};
 use crate::load;
@@ -120,7 +119,7 @@ fn answer(fib: &Fib, addr: IpAddr, want_prefix: bool) -> Option<(IpNet, u32)> {
 }
 
 /// The value of a route: an int 0 to 4294967295.
-fn route_value(v: &Bound<'_, PyAny>) -> PyResult<u32> {
+pub fn route_value(v: &Bound<'_, PyAny>) -> PyResult<u32> {
     if v.is_instance_of::<pyo3::types::PyBool>() {
         return Err(PyValueError::new_err(
             "a route's value is an int 0-4294967295, not a bool",
@@ -407,25 +406,8 @@ impl PyTable {
         out: Option<Bound<'py, PyAny>>,
         threads: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(direct) = addrs.cast::<PyUntypedArray>().ok().and_then(Direct::of) {
-            let fib = self.built(py)?;
-            return Ok(direct.lookup(py, &fib, miss, out, threads)?.into_any());
-        }
-        let input = batch::Input::from_py(addrs)?;
         let fib = self.built(py)?;
-        let answers = py
-            .detach(|| input.lookup_raw(&fib, miss, threads))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        match out {
-            None => Ok(numpy::PyArray1::from_vec(py, answers).into_any()),
-            Some(o) => {
-                let arr = direct::output(o, answers.len())?;
-                arr.try_readwrite()?
-                    .as_slice_mut()?
-                    .copy_from_slice(&answers);
-                Ok(arr.into_any())
-            }
-        }
+        batch::lookup(py, addrs, Engines::from(&*fib), miss, out, threads)
     }
 
     /// t.lookup_mask(addrs) -> (values: ndarray[uint32], found: ndarray[bool])
@@ -437,15 +419,8 @@ impl PyTable {
         py: Python<'py>,
         addrs: &Bound<'py, PyAny>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-        let input = batch::Input::from_py(addrs)?;
         let fib = self.built(py)?;
-        let (values, found) = py
-            .detach(|| input.lookup_mask(&fib))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok((
-            numpy::PyArray1::from_vec(py, values).into_any(),
-            numpy::PyArray1::from_vec(py, found).into_any(),
-        ))
+        batch::lookup_mask(py, addrs, Engines::from(&*fib))
     }
 
     /// t.save(path): writes the built table in the saved-table format (what `ipfib save`
