@@ -25,6 +25,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::direct::{self, Addrs, Direct, Engines};
 use crate::parse::{self, Parsed};
+use crate::texts::FixedText;
 
 /// Addresses to look up, per family, with their positions in the caller's input when the
 /// families are mixed.
@@ -54,8 +55,13 @@ pub fn lookup<'py>(
     out: Option<Bound<'py, PyAny>>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    if let Some(direct) = addrs.cast::<PyUntypedArray>().ok().and_then(Direct::of) {
-        return Ok(direct.lookup(py, engines, miss, out, threads)?.into_any());
+    if let Ok(arr) = addrs.cast::<PyUntypedArray>() {
+        if let Some(direct) = Direct::of(arr) {
+            return Ok(direct.lookup(py, engines, miss, out, threads)?.into_any());
+        }
+        if let Some(text) = FixedText::of(arr)? {
+            return Ok(text.lookup(py, engines, miss, out, threads)?.into_any());
+        }
     }
     let input = Input::from_py(addrs)?;
     let answers = py
@@ -251,6 +257,12 @@ fn array(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Input> {
             Ok(Input::V6(out))
         }
         ([n], b'U' | b'O', _) => strings(*n, arr.try_iter()?),
+        // Byte strings as ASCII text (lookup reads them in place, see `FixedText`; here for
+        // lookup_mask): non-ASCII bytes are NumPy's UnicodeDecodeError, a ValueError.
+        ([_], b'S', _) => {
+            let text = arr.call_method1("astype", ("U",))?;
+            Input::from_py(&text)
+        }
         _ => Err(refusal(arr)?),
     }
 }

@@ -58,6 +58,21 @@ impl<'a> From<&'a Snapshot> for Engines<'a> {
 }
 
 impl Engines<'_> {
+    /// IPv4 next hops, `miss` where none.
+    pub fn v4_raw(&self, a: &[u32], out: &mut [NextHop], miss: NextHop) -> Result<(), LookupError> {
+        self.v4.lookup_batch_raw(a, out, miss)
+    }
+
+    /// IPv6 next hops, `miss` where none.
+    pub fn v6_raw(
+        &self,
+        a: &[u128],
+        out: &mut [NextHop],
+        miss: NextHop,
+    ) -> Result<(), LookupError> {
+        self.v6.lookup_batch_raw(a, out, miss)
+    }
+
     /// Next hops or `None`, per family (for `lookup_mask`).
     pub fn v4_options(&self, a: &[u32], out: &mut [Option<NextHop>]) -> Result<(), LookupError> {
         self.v4.lookup_batch(a, out)

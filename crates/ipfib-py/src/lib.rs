@@ -22,6 +22,7 @@ mod parse;
 mod pickle;
 mod state;
 mod table;
+mod texts;
 
 use pyo3::prelude::*;
 

@@ -332,3 +332,43 @@ def test_threads_must_be_a_count(table):
     v4, _, _ = big_sample(10, 15)
     with pytest.raises((OverflowError, TypeError)):
         table.lookup(v4, threads=-1)
+
+
+@pytest.mark.parametrize("kind", ["U", "S"])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_fixed_width_string_arrays_match_lists(table, kind, threads):
+    """NumPy U and S arrays (parsed in Rust in blocks, GIL released) answer what a list of the
+    same strings answers, across blocks, threads, both families mixed and padding."""
+    v4, v6 = sample(40_000, seed=21)
+    strs = [str(a) for pair in zip(v4, v6) for a in pair] + ["::", "0.0.0.0", "::ffff:1.2.3.4"]
+    arr = np.array(strs, dtype=kind)
+    want = table.lookup(strs)
+    assert np.array_equal(table.lookup(arr, threads=threads), want)
+    # Wider items (more padding), a non-contiguous view, a byte-swapped U array.
+    wide = arr.astype(f"{kind}60")
+    assert np.array_equal(table.lookup(wide, threads=threads), want)
+    assert np.array_equal(table.lookup(wide[::2]), want[::2])
+    if kind == "U":
+        swapped = arr.astype(arr.dtype.newbyteorder(">" if np.little_endian else "<"))
+        assert np.array_equal(table.lookup(swapped), want)
+    values, found = table.lookup_mask(arr[:100])
+    assert np.array_equal(np.where(found, values, MISS), want[:100])
+
+
+@pytest.mark.parametrize(
+    "arr, index, text",
+    [
+        (np.array(["10.0.0.1", "10.0.0.300"], dtype="U"), 1, "10.0.0.300"),
+        (np.array(["10.0.0.1"] * 5000 + ["1.2.3.4/8"], dtype="U"), 5000, "1.2.3.4/8"),
+        (np.array(["10.0.0.1", "10.0.0.1é"], dtype="U"), 1, "10.0.0.1é"),
+        (np.array([b"10.0.0.1", b""], dtype="S"), 1, ""),
+        (np.array([b"\x20\x01\x0d\xb8" + b"\x00" * 12], dtype="S16"), 0, None),
+    ],
+)
+def test_bad_fixed_width_strings_are_named(table, arr, index, text):
+    with pytest.raises(ValueError, match=rf"addrs\[{index}\]") as e:
+        table.lookup(arr, threads=2)
+    if text is not None:
+        assert f'"{text}"' in str(e.value)
+    if arr.dtype.kind == "S":
+        assert "view(np.uint8)" in str(e.value)

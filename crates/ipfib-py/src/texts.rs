@@ -1,0 +1,259 @@
+//! Batch lookups of NumPy fixed-width string arrays (`U`: UCS-4 text, `S`: bytes), parsed in
+//! Rust block by block with the interpreter released: each block of [`BLOCK`] strings is
+//! parsed into per-family address buffers, looked up, and the answers put in place, so no
+//! whole-array temporary is made and no Python object is touched per address. Big batches may
+//! be split over threads like numeric ones.
+//!
+//! Items are read as NumPy reads them: trailing NULs are padding. Text that is not an address
+//! (anything `IpAddr::from_str` refuses, non-ASCII included) is a ValueError naming the first
+//! such item.
+
+use numpy::PyUntypedArrayMethods;
+use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyUntypedArray};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::direct::{self, Engines, BLOCK};
+use crate::parse::{self, Parsed};
+use ipfib::{LookupError, NextHop};
+
+/// The longest address text accepted (an IPv6 address with an embedded IPv4 one is 45
+/// characters; a zone or other decoration is not an address here).
+const MAX_TEXT: usize = 64;
+
+/// How an item's bytes encode its characters.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    /// NumPy `U`: 4 bytes per character, native byte order.
+    Ucs4,
+    /// NumPy `S`: one byte per character.
+    Byte,
+}
+
+/// A 1-d `U` or `S` array, as its bytes (C-contiguous, native order).
+pub struct FixedText<'py> {
+    bytes: PyReadonlyArray1<'py, u8>,
+    width: usize,
+    unit: Unit,
+    n: usize,
+}
+
+/// Why a text batch failed.
+enum TextError {
+    Lookup(LookupError),
+    Bad { index: usize, text: String },
+}
+
+impl<'py> FixedText<'py> {
+    /// `arr` as fixed-width text, when it is a 1-d `U` or `S` array (copied by NumPy into C
+    /// order and native byte order first when it is not already).
+    pub fn of(arr: &Bound<'py, PyUntypedArray>) -> PyResult<Option<FixedText<'py>>> {
+        let dt = arr.dtype();
+        let unit = match (arr.ndim(), dt.kind()) {
+            (1, b'U') => Unit::Ucs4,
+            (1, b'S') => Unit::Byte,
+            _ => return Ok(None),
+        };
+        let width = dt.itemsize();
+        let n = arr.len();
+        let np = arr.py().import("numpy")?;
+        // Native order and C-contiguous (no copy when it already is), then viewed as bytes.
+        let native = dt.call_method1("newbyteorder", ("=",))?;
+        let c = np.call_method1("ascontiguousarray", (arr, native))?;
+        let bytes = c
+            .call_method1("view", (np.getattr("uint8")?,))?
+            .call_method1("reshape", (-1,))?;
+        let bytes = bytes.cast_into::<PyArray1<u8>>()?.try_readonly()?;
+        Ok(Some(FixedText {
+            bytes,
+            width,
+            unit,
+            n,
+        }))
+    }
+
+    /// Looks every address up (as [`direct::Direct::lookup`]). On a ValueError for a bad
+    /// item, `out` may already hold the answers of other blocks.
+    pub fn lookup(
+        &self,
+        py: Python<'py>,
+        engines: Engines<'_>,
+        miss: NextHop,
+        out: Option<Bound<'py, PyAny>>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let n = self.n;
+        let out = match out {
+            Some(o) => direct::output(o, n)?,
+            None => PyArray1::<u32>::zeros(py, n, false),
+        };
+        if n == 0 || self.width == 0 {
+            if n > 0 {
+                return Err(bad(0, "", self.unit));
+            }
+            return Ok(out);
+        }
+        {
+            let mut rw = out.try_readwrite()?;
+            let answers = rw.as_slice_mut()?;
+            let bytes = self.bytes.as_slice()?;
+            let (width, unit) = (self.width, self.unit);
+            let threads = direct::threads_for(threads, n);
+            py.detach(|| run(engines, bytes, width, unit, answers, miss, threads))
+                .map_err(|e| match e {
+                    TextError::Lookup(e) => PyValueError::new_err(e.to_string()),
+                    TextError::Bad { index, text } => bad(index, &text, unit),
+                })?;
+        }
+        Ok(out)
+    }
+}
+
+/// The ValueError for item `index`.
+fn bad(index: usize, text: &str, unit: Unit) -> PyErr {
+    let hint = if unit == Unit::Byte {
+        " (an S array is read as address text; packed IPv6 addresses are an (n, 16) uint8 \
+         array: a.view(np.uint8).reshape(-1, 16))"
+    } else {
+        ""
+    };
+    PyValueError::new_err(format!(
+        "addrs[{index}]: {text:?} is not an IP address{hint}"
+    ))
+}
+
+/// The lookups of `out.len()` items of `width` bytes, split into `threads` contiguous parts;
+/// the error of the lowest-numbered bad item.
+fn run(
+    engines: Engines<'_>,
+    bytes: &[u8],
+    width: usize,
+    unit: Unit,
+    out: &mut [NextHop],
+    miss: NextHop,
+    threads: usize,
+) -> Result<(), TextError> {
+    let n = out.len();
+    let per = n.div_ceil(threads.max(1)).next_multiple_of(BLOCK);
+    if threads <= 1 {
+        return part(engines, bytes, width, unit, 0, out, miss);
+    }
+    let results: Vec<Result<(), TextError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = out
+            .chunks_mut(per)
+            .enumerate()
+            .map(|(i, o)| {
+                let first = i * per;
+                let b = &bytes[first * width..(first + o.len()) * width];
+                s.spawn(move || part(engines, b, width, unit, first, o, miss))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    // Parts are in input order, so the first error is the lowest index.
+    results.into_iter().collect()
+}
+
+/// One thread's items: parsed a block at a time into per-family buffers, looked up, answers
+/// put in place. `first` is the index of the first item (for error messages).
+fn part(
+    engines: Engines<'_>,
+    bytes: &[u8],
+    width: usize,
+    unit: Unit,
+    first: usize,
+    out: &mut [NextHop],
+    miss: NextHop,
+) -> Result<(), TextError> {
+    let mut v4: Vec<u32> = Vec::with_capacity(BLOCK);
+    let mut v6: Vec<u128> = Vec::with_capacity(BLOCK);
+    let mut at4: Vec<usize> = Vec::with_capacity(BLOCK);
+    let mut at6: Vec<usize> = Vec::with_capacity(BLOCK);
+    let mut r4 = vec![0; BLOCK];
+    let mut r6 = vec![0; BLOCK];
+    let mut text = [0u8; MAX_TEXT];
+    for (b, (items, o)) in bytes
+        .chunks(width * BLOCK)
+        .zip(out.chunks_mut(BLOCK))
+        .enumerate()
+    {
+        v4.clear();
+        v6.clear();
+        at4.clear();
+        at6.clear();
+        for (k, item) in items.chunks_exact(width).enumerate() {
+            let parsed = ascii(item, unit, &mut text).and_then(parse::address_int);
+            match parsed {
+                Some(Parsed::V4(a)) => {
+                    v4.push(a);
+                    at4.push(k);
+                }
+                Some(Parsed::V6(a)) => {
+                    v6.push(a);
+                    at6.push(k);
+                }
+                None => {
+                    return Err(TextError::Bad {
+                        index: first + b * BLOCK + k,
+                        text: lossy(item, unit),
+                    })
+                }
+            }
+        }
+        let (r4, r6) = (&mut r4[..v4.len()], &mut r6[..v6.len()]);
+        engines
+            .v4_raw(&v4, r4, miss)
+            .and_then(|()| engines.v6_raw(&v6, r6, miss))
+            .map_err(TextError::Lookup)?;
+        for (&k, &hop) in at4.iter().zip(r4.iter()) {
+            o[k] = hop;
+        }
+        for (&k, &hop) in at6.iter().zip(r6.iter()) {
+            o[k] = hop;
+        }
+    }
+    Ok(())
+}
+
+/// An item as ASCII text in `buf` (trailing NULs dropped), or `None` when it holds a
+/// non-ASCII character or is longer than any address.
+fn ascii<'b>(item: &[u8], unit: Unit, buf: &'b mut [u8; MAX_TEXT]) -> Option<&'b str> {
+    let len = match unit {
+        Unit::Byte => {
+            let end = item.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+            let t = item.get(..end)?;
+            buf.get_mut(..end)?.copy_from_slice(t);
+            end
+        }
+        Unit::Ucs4 => {
+            let mut len = 0;
+            for c in item.chunks_exact(4) {
+                let c = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+                if c == 0 {
+                    break;
+                }
+                *buf.get_mut(len)? = u8::try_from(c).ok().filter(u8::is_ascii)?;
+                len += 1;
+            }
+            len
+        }
+    };
+    std::str::from_utf8(&buf[..len]).ok()
+}
+
+/// An item's text for an error message (what NumPy would show, trailing NULs dropped).
+fn lossy(item: &[u8], unit: Unit) -> String {
+    let s: String = match unit {
+        Unit::Byte => String::from_utf8_lossy(item).into_owned(),
+        Unit::Ucs4 => item
+            .chunks_exact(4)
+            .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .take_while(|&c| c != 0)
+            .map(|c| char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect(),
+    };
+    s.trim_end_matches('\0').to_string()
+}
