@@ -19,10 +19,11 @@ use numpy::{
     dtype, Element, PyArray, PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
     PyUntypedArrayMethods,
 };
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyImportError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
+use crate::arrow::ArrowInput;
 use crate::direct::{self, Addrs, Direct, Engines};
 use crate::parse::{self, Parsed};
 use crate::texts::FixedText;
@@ -55,6 +56,20 @@ pub fn lookup<'py>(
     out: Option<Bound<'py, PyAny>>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(arrow) = ArrowInput::of(addrs)? {
+        let out = match out {
+            Some(o) => direct::output(o, arrow.len())?,
+            None => PyArray1::<u32>::zeros(py, arrow.len(), false),
+        };
+        arrow.lookup(
+            py,
+            engines,
+            miss,
+            out.try_readwrite()?.as_slice_mut()?,
+            threads,
+        )?;
+        return Ok(out.into_any());
+    }
     if let Ok(arr) = addrs.cast::<PyUntypedArray>() {
         if let Some(direct) = Direct::of(arr) {
             return Ok(direct.lookup(py, engines, miss, out, threads)?.into_any());
@@ -79,12 +94,70 @@ pub fn lookup<'py>(
     }
 }
 
+/// `lookup_arrow`: the answers for `addrs` as a pyarrow uint32 array, null where the input
+/// is null (Arrow input), `miss` where no route matches.
+pub fn lookup_arrow<'py>(
+    py: Python<'py>,
+    addrs: &Bound<'py, PyAny>,
+    engines: Engines<'_>,
+    miss: u32,
+    threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let pa = py.import("pyarrow").map_err(|e| {
+        PyImportError::new_err(format!("lookup_arrow returns a pyarrow array: {e}"))
+    })?;
+    let (values, valid) = match ArrowInput::of(addrs)? {
+        Some(arrow) => {
+            let values = PyArray1::<u32>::zeros(py, arrow.len(), false);
+            arrow.lookup(
+                py,
+                engines,
+                miss,
+                values.try_readwrite()?.as_slice_mut()?,
+                threads,
+            )?;
+            (values.into_any(), Some(arrow.valid()))
+        }
+        None => (lookup(py, addrs, engines, miss, None, threads)?, None),
+    };
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("type", pa.call_method0("uint32")?)?;
+    if let Some(valid) = valid.filter(|v| v.contains(&false)) {
+        let mask: Vec<bool> = valid.iter().map(|v| !v).collect();
+        kwargs.set_item("mask", PyArray1::from_vec(py, mask))?;
+    }
+    pa.call_method("array", (values,), Some(&kwargs))
+}
+
 /// `lookup_mask`: (values, found) arrays for `addrs` on `engines`.
 pub fn lookup_mask<'py>(
     py: Python<'py>,
     addrs: &Bound<'py, PyAny>,
     engines: Engines<'_>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    if let Some(arrow) = ArrowInput::of(addrs)? {
+        // Two runs with different misses: an address with a route answers the same in both
+        // (exact for every value, u32::MAX included); nulls are not found.
+        let n = arrow.len();
+        let (mut a, mut b) = (vec![0u32; n], vec![0u32; n]);
+        arrow.lookup(py, engines, 0, &mut a, 1)?;
+        arrow.lookup(py, engines, 1, &mut b, 1)?;
+        let found: Vec<bool> = a
+            .iter()
+            .zip(&b)
+            .zip(arrow.valid())
+            .map(|((x, y), v)| v && x == y)
+            .collect();
+        let values = a
+            .iter()
+            .zip(&found)
+            .map(|(&x, &f)| if f { x } else { 0 })
+            .collect();
+        return Ok((
+            PyArray1::from_vec(py, values).into_any(),
+            PyArray1::from_vec(py, found).into_any(),
+        ));
+    }
     let input = Input::from_py(addrs)?;
     let (values, found) = py
         .detach(|| input.lookup_mask(engines))

@@ -12,6 +12,7 @@
 //! Nothing here panics on user input, and PyO3 turns any panic into a Python exception
 //! rather than aborting the interpreter.
 
+mod arrow;
 mod batch;
 mod direct;
 mod errors;

@@ -158,6 +158,20 @@ impl PyLiveTable {
         batch::lookup(py, addrs, Engines::from(&*snap), miss, out, threads)
     }
 
+    /// lt.lookup_arrow(addrs, miss=0xFFFFFFFF, *, threads=1): as Table.lookup_arrow, from one
+    /// version.
+    #[pyo3(signature = (addrs, miss = u32::MAX, *, threads = 1))]
+    fn lookup_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        addrs: &Bound<'py, PyAny>,
+        miss: u32,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let snap = self.live.snapshot();
+        batch::lookup_arrow(py, addrs, Engines::from(&*snap), miss, threads)
+    }
+
     /// lt.lookup_mask(addrs) -> (values, found): as Table.lookup_mask, from one version.
     fn lookup_mask<'py>(
         &self,

@@ -410,6 +410,24 @@ impl PyTable {
         batch::lookup(py, addrs, Engines::from(&*fib), miss, out, threads)
     }
 
+    /// t.lookup_arrow(addrs, miss=0xFFFFFFFF, *, threads=1) -> pyarrow.UInt32Array
+    ///
+    /// Like lookup, returning a pyarrow array: null where the input is null (Arrow arrays and
+    /// chunked arrays of uint32, fixed_size_binary(16) or strings, from pyarrow, Polars,
+    /// DuckDB or anything offering the Arrow PyCapsule interface, read without copying the
+    /// address buffers), `miss` where no route matches. Needs pyarrow.
+    #[pyo3(signature = (addrs, miss = u32::MAX, *, threads = 1))]
+    fn lookup_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        addrs: &Bound<'py, PyAny>,
+        miss: u32,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let fib = self.built(py)?;
+        batch::lookup_arrow(py, addrs, Engines::from(&*fib), miss, threads)
+    }
+
     /// t.lookup_mask(addrs) -> (values: ndarray[uint32], found: ndarray[bool])
     ///
     /// Like lookup, with the unambiguous answer: `found[i]` is True when a route contains

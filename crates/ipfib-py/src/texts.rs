@@ -19,7 +19,7 @@ use ipfib::{LookupError, NextHop};
 
 /// The longest address text accepted (an IPv6 address with an embedded IPv4 one is 45
 /// characters; a zone or other decoration is not an address here).
-const MAX_TEXT: usize = 64;
+pub const MAX_TEXT: usize = 64;
 
 /// How an item's bytes encode its characters.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -39,10 +39,41 @@ pub struct FixedText<'py> {
 }
 
 /// Why a text batch failed.
-enum TextError {
+pub enum TextError {
+    /// The engines refused the batch (never for equal lengths).
     Lookup(LookupError),
-    Bad { index: usize, text: String },
+    /// Item `index` is not an address.
+    Bad {
+        /// Its position in the input.
+        index: usize,
+        /// Its text.
+        text: String,
+    },
 }
+
+/// One item of a text batch.
+pub enum Item {
+    /// An address.
+    Addr(Parsed),
+    /// No address (an Arrow null): answered with `miss`.
+    Null,
+    /// Text that is not an address.
+    Bad(String),
+}
+
+impl Item {
+    /// The item for `s`.
+    #[inline]
+    pub fn parse(s: &str) -> Item {
+        match parse::address_int(s) {
+            Some(p) => Item::Addr(p),
+            None => Item::Bad(s.to_string()),
+        }
+    }
+}
+
+/// Reads item `i` (its scratch buffer for decoding).
+pub type ItemFn<'a> = dyn Fn(usize, &mut [u8; MAX_TEXT]) -> Item + Sync + 'a;
 
 impl<'py> FixedText<'py> {
     /// `arr` as fixed-width text, when it is a 1-d `U` or `S` array (copied by NumPy into C
@@ -98,8 +129,15 @@ impl<'py> FixedText<'py> {
             let answers = rw.as_slice_mut()?;
             let bytes = self.bytes.as_slice()?;
             let (width, unit) = (self.width, self.unit);
+            let item = move |i: usize, buf: &mut [u8; MAX_TEXT]| -> Item {
+                let raw = &bytes[i * width..(i + 1) * width];
+                match ascii(raw, unit, buf).and_then(parse::address_int) {
+                    Some(p) => Item::Addr(p),
+                    None => Item::Bad(lossy(raw, unit)),
+                }
+            };
             let threads = direct::threads_for(threads, n);
-            py.detach(|| run(engines, bytes, width, unit, answers, miss, threads))
+            py.detach(|| parse_lookup(engines, &item, answers, miss, threads))
                 .map_err(|e| match e {
                     TextError::Lookup(e) => PyValueError::new_err(e.to_string()),
                     TextError::Bad { index, text } => bad(index, &text, unit),
@@ -122,31 +160,25 @@ fn bad(index: usize, text: &str, unit: Unit) -> PyErr {
     ))
 }
 
-/// The lookups of `out.len()` items of `width` bytes, split into `threads` contiguous parts;
+/// The lookups of `out.len()` items read by `item`, split into `threads` contiguous parts;
 /// the error of the lowest-numbered bad item.
-fn run(
+pub fn parse_lookup(
     engines: Engines<'_>,
-    bytes: &[u8],
-    width: usize,
-    unit: Unit,
+    item: &ItemFn<'_>,
     out: &mut [NextHop],
     miss: NextHop,
     threads: usize,
 ) -> Result<(), TextError> {
     let n = out.len();
-    let per = n.div_ceil(threads.max(1)).next_multiple_of(BLOCK);
     if threads <= 1 {
-        return part(engines, bytes, width, unit, 0, out, miss);
+        return part(engines, item, 0, out, miss);
     }
+    let per = n.div_ceil(threads).next_multiple_of(BLOCK);
     let results: Vec<Result<(), TextError>> = std::thread::scope(|s| {
         let handles: Vec<_> = out
             .chunks_mut(per)
             .enumerate()
-            .map(|(i, o)| {
-                let first = i * per;
-                let b = &bytes[first * width..(first + o.len()) * width];
-                s.spawn(move || part(engines, b, width, unit, first, o, miss))
-            })
+            .map(|(i, o)| s.spawn(move || part(engines, item, i * per, o, miss)))
             .collect();
         handles
             .into_iter()
@@ -157,13 +189,11 @@ fn run(
     results.into_iter().collect()
 }
 
-/// One thread's items: parsed a block at a time into per-family buffers, looked up, answers
-/// put in place. `first` is the index of the first item (for error messages).
+/// One thread's items, `first` to `first + out.len()`: parsed a block at a time into
+/// per-family buffers, looked up, answers put in place (nulls get `miss`).
 fn part(
     engines: Engines<'_>,
-    bytes: &[u8],
-    width: usize,
-    unit: Unit,
+    item: &ItemFn<'_>,
     first: usize,
     out: &mut [NextHop],
     miss: NextHop,
@@ -175,30 +205,27 @@ fn part(
     let mut r4 = vec![0; BLOCK];
     let mut r6 = vec![0; BLOCK];
     let mut text = [0u8; MAX_TEXT];
-    for (b, (items, o)) in bytes
-        .chunks(width * BLOCK)
-        .zip(out.chunks_mut(BLOCK))
-        .enumerate()
-    {
+    for (b, o) in out.chunks_mut(BLOCK).enumerate() {
         v4.clear();
         v6.clear();
         at4.clear();
         at6.clear();
-        for (k, item) in items.chunks_exact(width).enumerate() {
-            let parsed = ascii(item, unit, &mut text).and_then(parse::address_int);
-            match parsed {
-                Some(Parsed::V4(a)) => {
+        let base = first + b * BLOCK;
+        for (k, slot) in o.iter_mut().enumerate() {
+            match item(base + k, &mut text) {
+                Item::Addr(Parsed::V4(a)) => {
                     v4.push(a);
                     at4.push(k);
                 }
-                Some(Parsed::V6(a)) => {
+                Item::Addr(Parsed::V6(a)) => {
                     v6.push(a);
                     at6.push(k);
                 }
-                None => {
+                Item::Null => *slot = miss,
+                Item::Bad(text) => {
                     return Err(TextError::Bad {
-                        index: first + b * BLOCK + k,
-                        text: lossy(item, unit),
+                        index: base + k,
+                        text,
                     })
                 }
             }

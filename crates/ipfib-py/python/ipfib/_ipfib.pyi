@@ -2,10 +2,13 @@
 
 import ipaddress
 import os
-from typing import Iterable, Iterator, Optional, Sequence, Tuple, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import pyarrow
 
 __version__: str
 
@@ -107,6 +110,11 @@ class Table:
         C-contiguous uint32 array of len(addrs) written and returned instead of a new one.
         ``threads``: split a big batch over this many threads (0: one per core; at least
         262,144 addresses each)."""
+    def lookup_arrow(
+        self, addrs: object, miss: int = 0xFFFFFFFF, *, threads: int = 1
+    ) -> "pyarrow.UInt32Array":
+        """A pyarrow uint32 array: null where the input (Arrow) is null, ``miss`` where no
+        route matches."""
     def lookup_mask(
         self, addrs: Addresses
     ) -> Tuple[npt.NDArray[np.uint32], npt.NDArray[np.bool_]]:
@@ -142,6 +150,11 @@ class LiveTable:
         out: Optional[npt.NDArray[np.uint32]] = None,
         threads: int = 1,
     ) -> npt.NDArray[np.uint32]: ...
+    def lookup_arrow(
+        self, addrs: object, miss: int = 0xFFFFFFFF, *, threads: int = 1
+    ) -> "pyarrow.UInt32Array":
+        """A pyarrow uint32 array: null where the input (Arrow) is null, ``miss`` where no
+        route matches."""
     def lookup_mask(
         self, addrs: Addresses
     ) -> Tuple[npt.NDArray[np.uint32], npt.NDArray[np.bool_]]: ...
