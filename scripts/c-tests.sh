@@ -5,7 +5,8 @@
 # test_live.c) with the system C compiler, and runs them against answers written by
 # `ipfib lookup --engine reference`: always on a hand-written table of edge cases, and on a
 # real dual-stack table (an IPv4 and an IPv6 table of ../shared/data joined) when the data is
-# there (that run skips, saying so, when it is absent).
+# there (that run skips, saying so, when it is absent). On both tables it also builds and runs
+# the DPDK forwarding example (scripts/dpdk-fwd-tests.sh) against the installed library.
 #
 # Usage: scripts/c-tests.sh        (CC overrides the compiler)
 #
@@ -150,6 +151,8 @@ ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe
 ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff
 ADDRS
 run_on "$work/small.txt" "$work/small.addrs" "hand-written table"
+# The DPDK forwarding example on the same table (skips, saying so, without libdpdk).
+bash scripts/dpdk-fwd-tests.sh "$prefix" "$ipfib" "$work/small.txt" "hand-written table"
 
 if [ ! -f "$v4" ] || [ ! -f "$v6" ]; then
     echo "c-tests: skipping the real-table run: $v4 or $v6 not found (set IPFIB_SHARED_DATA)"
@@ -166,3 +169,5 @@ done
 printf '%s\n' 0.0.0.0 255.255.255.255 10.1.2.3 :: ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff \
     2001:db8::1 2a00:1450:4001:80b::200e >> "$work/addrs"
 run_on "$work/table.txt" "$work/addrs" "real dual-stack table"
+bash scripts/dpdk-fwd-tests.sh "$prefix" "$ipfib" "$work/table.txt" "real dual-stack table" \
+    "$data/updates/ris-rrc00-updates-20190101-0000-5min.txt.gz"
