@@ -6,6 +6,12 @@
 # crates/ipfib-py/requirements-bench.txt, from PyPI), builds a release wheel of ipfib with
 # maturin and installs it there, then runs the benchmark pinned to one core (CPU, default 1).
 #
+# Then one big call (--big): `ipfib gen trace` writes a matched trace of BIG addresses (default
+# 8,388,608) of the IPv6 table, `ipfib bench` measures its batch rate on that table and trace
+# (release build, pinned the same way), and bench_lookup.py times the Python calls on the same
+# addresses against it (first call, repeated, out=, threads, strings, Arrow, LiveTable; for an
+# IPv4 table the standard run also times NumPy searchsorted). BIG=0 skips it.
+#
 # Usage: scripts/py-bench.sh [bench_lookup.py arguments, e.g. --addrs 500000 --rounds 5]
 set -euo pipefail
 
@@ -42,5 +48,16 @@ rm -rf "$wheels"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \
     --no-deps "$wheels"/ipfib-*.whl
 
-exec taskset -c "${CPU:-1}" "$venv/bin/python" crates/ipfib-py/bench/bench_lookup.py \
-    "$v6" "$v4" "$@"
+big=${BIG:-8388608}
+extra=()
+if [ "$big" -gt 0 ]; then
+    cargo build --release --quiet -p ipfib-cli
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    "$target/release/ipfib" gen trace --fib "$v6" --kind matched --count "$big" --out "$work/trace.txt"
+    taskset -c "${CPU:-1}" "$target/release/ipfib" bench --fib "$v6" --trace "$work/trace.txt" \
+        --engines planb --json "$work/bench.json" > "$work/bench.txt"
+    extra=(--big "$work/trace.txt" --bench-json "$work/bench.json")
+fi
+taskset -c "${CPU:-1}" "$venv/bin/python" crates/ipfib-py/bench/bench_lookup.py \
+    "$v6" "$v4" "${extra[@]}" "$@"

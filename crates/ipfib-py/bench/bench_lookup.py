@@ -14,6 +14,15 @@ the median of R rounds:
 
 Answers are checked to agree between the three libraries before timing. Run it pinned to one
 core (scripts/py-bench.sh uses taskset); the machine should be otherwise idle.
+
+With ``--big TRACE --bench-json JSON`` (scripts/py-bench.sh makes both: a matched trace of the
+first table from ``ipfib gen trace``, and ``ipfib bench``'s result on the same table and trace)
+it also times one big call: the whole trace as an (n, 16) uint8 array (or uint32 for IPv4),
+first call included, then repeated, single-threaded and on every core, with ``out=``; the
+same addresses as a NumPy ``U`` array, an Arrow string array and a list of str; and an idle
+``LiveTable``. Each is given as a share of ``ipfib bench``'s batch rate. For IPv4 tables the
+standard run also times the baseline a user might write: ``np.searchsorted`` over the table's
+elementary intervals.
 """
 
 import argparse
@@ -116,6 +125,13 @@ def bench_table(path, n, rounds):
                 lookup(arr)
 
         rates[f"ipfib batch, {name}"] = median_rate(run, n * reps, rounds)
+    if family == 4:
+        starts, values = elementary_intervals(routes)
+        arr = batch_inputs["uint32 array"]
+        got = values[np.searchsorted(starts, arr, side="right") - 1]
+        assert np.array_equal(got, want_arr), "searchsorted baseline disagrees"
+        rates["NumPy searchsorted over intervals"] = median_rate(
+            lambda: values[np.searchsorted(starts, arr, side="right") - 1], n, rounds)
     base = rates["pytricia per call"]
     print(f"\n{path.split('/')[-1]}: {len(routes)} IPv{family} routes, {n} matched addresses, "
           f"median of {rounds} rounds (ipfib load+build {t_load:.2f} s)")
@@ -125,16 +141,107 @@ def bench_table(path, n, rounds):
     return rates
 
 
+def elementary_intervals(routes):
+    """IPv4 routes as sorted interval starts and the value of each interval (MISS where no
+    route covers it): what a user with NumPy alone would build for searchsorted."""
+    miss = 0xFFFFFFFF
+    nets = sorted(
+        (ipaddress.ip_network(p) for p, _ in routes),
+        key=lambda n: (int(n.network_address), n.prefixlen),
+    )
+    value = {ipaddress.ip_network(p): v for p, v in routes}
+    starts, values, stack = [0], [miss], []  # stack: (end, value) of enclosing routes
+
+    def emit(at, v):
+        if starts[-1] == at:
+            values[-1] = v
+        elif values[-1] != v:
+            starts.append(at)
+            values.append(v)
+
+    for n in nets:
+        lo, hi = int(n.network_address), int(n.broadcast_address) + 1
+        while stack and stack[-1][0] <= lo:
+            end, _ = stack.pop()
+            emit(end, stack[-1][1] if stack else miss)
+        stack.append((hi, value[n]))
+        emit(lo, value[n])
+    while stack:
+        end, _ = stack.pop()
+        if end < 2**32:
+            emit(end, stack[-1][1] if stack else miss)
+    return np.array(starts, dtype=np.uint32), np.array(values, dtype=np.uint32)
+
+
+def bench_big(path, trace, bench_json, rounds):
+    import json
+
+    import pyarrow as pa
+
+    with open(bench_json) as f:
+        doc = json.load(f)
+    rows = doc if isinstance(doc, list) else doc.get("results", [])
+    batch = [r for r in rows if r.get("engine") == "planb" and r.get("path") == "batch"
+             and r.get("mode") == "throughput" and r.get("threads") == 1]
+    bench_rate = batch[0]["mlps"] * 1e6 if batch else None
+    strs = [line.strip() for line in open(trace) if line.strip()]
+    addrs = [ipaddress.ip_address(s) for s in strs]
+    n = len(addrs)
+    if addrs[0].version == 6:
+        arr = np.frombuffer(b"".join(a.packed for a in addrs), dtype=np.uint8).reshape(-1, 16)
+        kind = "(n,16) uint8"
+    else:
+        arr = np.array([int(a) for a in addrs], dtype=np.uint32)
+        kind = "uint32"
+    t = ipfib.Table.load(path)
+    t.lookup(arr[:1])  # builds the engine; the big call below is the array's first
+    t0 = time.perf_counter()
+    want = t.lookup(arr)
+    first = n / (time.perf_counter() - t0)
+    rates = {f"first call, {kind}, 1 thread": first}
+    out = np.empty(n, np.uint32)
+    rates[f"repeated, {kind}, 1 thread"] = median_rate(lambda: t.lookup(arr), n, rounds)
+    rates[f"repeated, {kind}, out=, 1 thread"] = median_rate(
+        lambda: t.lookup(arr, out=out), n, rounds)
+    rates[f"repeated, {kind}, threads=0 (all cores)"] = median_rate(
+        lambda: t.lookup(arr, threads=0), n, rounds)
+    ustrs = np.array(strs)
+    astrs = pa.array(strs, pa.string())
+    k = min(n, 2_000_000)
+    assert np.array_equal(t.lookup(ustrs[:k]), want[:k])
+    assert np.array_equal(t.lookup(astrs[:k]), want[:k])
+    rates["strings: NumPy U array"] = median_rate(lambda: t.lookup(ustrs[:k]), k, rounds)
+    rates["strings: Arrow string array"] = median_rate(lambda: t.lookup(astrs[:k]), k, rounds)
+    rates["strings: list of str"] = median_rate(lambda: t.lookup(strs[:k]), k, rounds)
+    lt = ipfib.LiveTable(t)
+    assert np.array_equal(lt.lookup(arr), want)
+    table_rate = rates[f"repeated, {kind}, 1 thread"]
+    live_rate = median_rate(lambda: lt.lookup(arr), n, rounds)
+    rates[f"LiveTable (idle), {kind}, 1 thread"] = live_rate
+    print(f"\n{path.split('/')[-1]}: one call on {n} addresses of {trace.split('/')[-1]}, "
+          f"median of {rounds} rounds; ipfib bench planb batch: "
+          + (f"{bench_rate / 1e6:.2f} M/s" if bench_rate else "not found in the JSON"))
+    print(f"{'':44} {'M lookups/s':>12} {'of bench':>9}")
+    for name, r in rates.items():
+        share = f"{100 * r / bench_rate:8.1f}%" if bench_rate else ""
+        print(f"{name:44} {r / 1e6:12.2f} {share}")
+    print(f"LiveTable idle / Table: {100 * live_rate / table_rate:.1f} %")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tables", nargs="+")
     ap.add_argument("--addrs", type=int, default=500_000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--big", metavar="TRACE", help="a trace file of the first table (one call)")
+    ap.add_argument("--bench-json", help="ipfib bench's JSON on the same table and trace")
     args = ap.parse_args(argv)
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, ipfib {ipfib.__version__}, "
           f"pytricia {getattr(pytricia, '__version__', '1.3.0')}, engine planb")
     for path in args.tables:
         bench_table(path, args.addrs, args.rounds)
+    if args.big:
+        bench_big(args.tables[0], args.big, args.bench_json, args.rounds)
 
 
 if __name__ == "__main__":
