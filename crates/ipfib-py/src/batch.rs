@@ -57,10 +57,7 @@ pub fn lookup<'py>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     if let Some(arrow) = ArrowInput::of(addrs)? {
-        let out = match out {
-            Some(o) => direct::output(o, arrow.len())?,
-            None => PyArray1::<u32>::zeros(py, arrow.len(), false),
-        };
+        let out = direct::answers(py, out, arrow.len())?;
         arrow.lookup(
             py,
             engines,

@@ -178,10 +178,7 @@ impl<'py> Direct<'py> {
         threads: usize,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
         let n = self.len();
-        let out = match out {
-            Some(o) => output(o, n)?,
-            None => PyArray1::<u32>::zeros(py, n, false),
-        };
+        let out = answers(py, out, n)?;
         {
             let mut rw = out.try_readwrite()?;
             let answers = rw.as_slice_mut()?;
@@ -191,6 +188,19 @@ impl<'py> Direct<'py> {
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
         }
         Ok(out)
+    }
+}
+
+/// The array the answers go into: the caller's `out=` (checked by [`output`]) or a new one of
+/// `n` zeros.
+pub fn answers<'py>(
+    py: Python<'py>,
+    out: Option<Bound<'py, PyAny>>,
+    n: usize,
+) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    match out {
+        Some(o) => output(o, n),
+        None => Ok(PyArray1::<u32>::zeros(py, n, false)),
     }
 }
 

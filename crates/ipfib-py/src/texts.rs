@@ -114,10 +114,7 @@ impl<'py> FixedText<'py> {
         threads: usize,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
         let n = self.n;
-        let out = match out {
-            Some(o) => direct::output(o, n)?,
-            None => PyArray1::<u32>::zeros(py, n, false),
-        };
+        let out = direct::answers(py, out, n)?;
         if n == 0 || self.width == 0 {
             if n > 0 {
                 return Err(bad(0, "", self.unit));
