@@ -278,8 +278,8 @@ fn part(
     miss: NextHop,
 ) -> Result<(), LookupError> {
     match addrs {
-        Addrs::V4(a) => engines.v4.lookup_batch_raw(a, out, miss),
-        Addrs::V6(a) => engines.v6.lookup_batch_raw(a, out, miss),
+        Addrs::V4(a) => engines.v4_raw(a, out, miss),
+        Addrs::V6(a) => engines.v6_raw(a, out, miss),
         Addrs::V6Bytes(a) => engines.v6.lookup_batch_bytes_raw(a, out, miss),
         Addrs::V6Halves(a) => {
             let mut block = vec![0u128; BLOCK.min(a.len())];
@@ -288,7 +288,7 @@ fn part(
                 for (x, h) in b.iter_mut().zip(a) {
                     *x = (u128::from(h[0]) << 64) | u128::from(h[1]);
                 }
-                engines.v6.lookup_batch_raw(b, o, miss)?;
+                engines.v6_raw(b, o, miss)?;
             }
             Ok(())
         }
