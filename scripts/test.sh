@@ -139,18 +139,17 @@ read -r passed failed ignored suites < <(
          }
          END { printf "%d %d %d %d\n", p, f, g, s }' "$log"
 )
-# And pytest's closing line ("N passed, M failed, K skipped in ...").
+# And pytest's closing lines ("N passed, M failed, K skipped in ..."): one per package.
 read -r py_passed py_failed py_skipped < <(
-    awk '/ (passed|failed|error|errors|skipped)[ ,]/ && / in [0-9.]+s/ { line = $0 }
-         END {
-            n = split(line, w, /[ ,=]+/)
+    awk '/ (passed|failed|error|errors|skipped)[ ,]/ && / in [0-9.]+s/ {
+            n = split($0, w, /[ ,=]+/)
             for (i = 2; i <= n; i++) {
-                if (w[i] == "passed")  p = w[i-1]
+                if (w[i] == "passed")  p += w[i-1]
                 if (w[i] == "failed" || w[i] == "error" || w[i] == "errors") f += w[i-1]
-                if (w[i] == "skipped") s = w[i-1]
+                if (w[i] == "skipped") s += w[i-1]
             }
-            printf "%d %d %d\n", p, f, s
-         }' "$pylog"
+         }
+         END { printf "%d %d %d\n", p, f, s }' "$pylog"
 )
 passed=$((passed + py_passed))
 failed=$((failed + py_failed))
