@@ -27,20 +27,30 @@ if [ ! -x "$venv/bin/python" ]; then
     echo "py-tests: creating $venv with $("$python" --version)"
     "$python" -m venv "$venv"
 fi
-stamp="$venv/.requirements.sha256"
-want=$(sha256sum "$req" | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
-    echo "py-tests: installing $req"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-    echo "$want" > "$stamp"
-fi
+# Installs a requirements file into the environment, unless the stamp file `$2` records that
+# exact file already.
+install_requirements() {
+    local req=$1 stamp=$2 want
+    want=$(sha256sum "$req" | cut -d' ' -f1)
+    if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+        echo "py-tests: installing $req"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+        echo "$want" > "$stamp"
+    fi
+}
 
-echo "py-tests: building the extension (maturin develop --profile py-test)"
-(
-    cd crates/ipfib-py
-    VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
-        "$venv/bin/maturin" develop --profile py-test --quiet
-)
+# Builds the extension of the maturin package in directory `$1` into the environment.
+build() {
+    echo "py-tests: building $1 (maturin develop --profile py-test)"
+    (
+        cd "$1"
+        VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
+            "$venv/bin/maturin" develop --profile py-test --quiet
+    )
+}
+
+install_requirements "$req" "$venv/.requirements.sha256"
+build crates/ipfib-py
 
 # No cache directory in the source tree; hypothesis keeps its example database under target/
 # (tests/conftest.py reads IPFIB_HYPOTHESIS_DIR).
@@ -50,24 +60,13 @@ status=0
 
 # The Polars expression plugin (crates/ipfib-polars: its own cargo workspace, since it needs
 # pyo3 0.29 through pyo3-polars), built into the same environment in its own `py-test` profile
-# and tested against the ipfib package above. Its pinned Polars is installed on top. Cold, this
-# adds about 870 s pinned to one core of an AMD EPYC Zen 4 (-j1: the build 852 s, almost all of
-# it Polars' crates that pyo3-polars' `derive` feature pulls in, polars-plan, -io, -parquet and
-# -ops included; pip 3 s; pytest 8 s), where ipfib-py's own cold build took 205 s.
-preq="$root/crates/ipfib-polars/requirements-test.txt"
-pstamp="$venv/.requirements-polars.sha256"
-pwant=$(sha256sum "$preq" | cut -d' ' -f1)
-if [ "$(cat "$pstamp" 2>/dev/null || true)" != "$pwant" ]; then
-    echo "py-tests: installing $preq"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$preq"
-    echo "$pwant" > "$pstamp"
-fi
-echo "py-tests: building the Polars plugin (maturin develop --profile py-test)"
-(
-    cd crates/ipfib-polars
-    VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" \
-        "$venv/bin/maturin" develop --profile py-test --quiet
-)
+# and tested against the ipfib package above. Its pinned Polars is installed on top. Cold, it
+# added about 350 s to this step in the test command (656 s against 302, AMD EPYC Zen 4, 2
+# vCPUs), almost all of it Polars' crates that pyo3-polars' `derive` feature pulls in
+# (polars-plan, -io, -parquet and -ops included); pip 3 s, pytest 6 s.
+install_requirements "$root/crates/ipfib-polars/requirements-test.txt" \
+    "$venv/.requirements-polars.sha256"
+build crates/ipfib-polars
 (cd crates/ipfib-polars && "$venv/bin/python" -m pytest tests -p no:cacheprovider -q -rs "$@") ||
     status=$?
 exit "$status"
