@@ -10,8 +10,9 @@
 //! never as routes. Opened tables are kept in a process-wide cache keyed by the canonical
 //! path and the file's length, modification time, device and inode, so a query opens and
 //! validates its table once; a file replaced or rewritten is opened again (only the newest
-//! table of each path is kept, and at most [`MAX_TABLES`] tables in all). The table is read into memory, not mapped, so nothing done to
-//! the file afterwards can affect a query that has it.
+//! table of each path is kept, and at most [`MAX_TABLES`] tables in all). The table is read
+//! into memory, not mapped, so nothing done to the file afterwards can affect a query that
+//! has it.
 //!
 //! Text is parsed by the very parser `ipfib.Table.lookup` uses (crates/ipfib-py/src/parse.rs,
 //! compiled in here, so the rules cannot drift): exactly what Rust's `IpAddr::from_str`
@@ -19,9 +20,9 @@
 //! the text. The row counts within what Polars handed the plugin, which is the whole column
 //! only when it is one chunk in an in-memory query: an elementwise expression is evaluated
 //! per chunk or per streaming morsel, and the plugin is not told where its batch starts, so
-//! the message says "row i of n" and quotes the text to find it by. Addresses are parsed into blocks of
-//! [`BLOCK`] per family and looked up with the engine's batch calls. Nothing here panics on
-//! any input: every failure is a `PolarsError`.
+//! the message says "row i of n" and quotes the text to find it by. Addresses are parsed into
+//! blocks of [`BLOCK`] per family and looked up with the engine's batch calls. Nothing here
+//! panics on any input: every failure is a `PolarsError`.
 
 use std::collections::HashMap;
 use std::fs::File;
