@@ -35,7 +35,8 @@ if [ "${#cases[@]}" -eq 0 ]; then
     done
 fi
 
-cargo build --release --quiet -p ipfib-capi -p ipfib-cli
+read -ra cli_features <<< "$(bash scripts/features.sh)"
+cargo build --release --quiet -p ipfib-capi -p ipfib-cli "${cli_features[@]}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 IPFIB_C_BUILT=target/release bash scripts/install-c.sh "$work/prefix" >/dev/null

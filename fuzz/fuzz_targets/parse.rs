@@ -41,12 +41,20 @@ fn check_prefix<A: ipfib::Address>(addr: A, len: u8) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    // The text reader's IPv4 parser accepts exactly what std accepts.
+    // The address parsers accept exactly what std accepts.
     let std = std::str::from_utf8(data)
         .ok()
         .and_then(|s| s.parse::<Ipv4Addr>().ok())
         .map(u32::from);
-    assert_eq!(ipfib_io::text::parse_ipv4(data), std);
+    assert_eq!(ipfib::parse::ipv4(data), std);
+    let std6 = std::str::from_utf8(data)
+        .ok()
+        .and_then(|s| s.parse::<std::net::Ipv6Addr>().ok())
+        .map(u128::from);
+    assert_eq!(ipfib::parse::ipv6(data), std6);
+    if let Ok(s) = std::str::from_utf8(data) {
+        assert_eq!(ipfib::parse::address(s), s.parse::<std::net::IpAddr>().ok());
+    }
 
     // Raw integers as prefixes of both families.
     if data.len() >= 21 {

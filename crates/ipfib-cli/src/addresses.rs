@@ -6,12 +6,11 @@
 //! trace files may have blank lines and `#` comments, which are skipped.
 
 use std::io::{BufRead, Read};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use ipfib::Address;
 use ipfib_io::lines::excerpt_str;
-use ipfib_io::text::parse_ipv4;
 use ipfib_io::LoadError;
 
 /// An address of either family, surrounding whitespace ignored.
@@ -20,12 +19,7 @@ pub fn parse_addr(s: &str) -> Result<IpAddr, String> {
     if t.is_empty() {
         return Err("empty line (expected an IP address)".into());
     }
-    let parsed = if t.as_bytes().contains(&b':') {
-        t.parse::<Ipv6Addr>().ok().map(IpAddr::V6)
-    } else {
-        parse_ipv4(t.as_bytes()).map(|a| IpAddr::V4(Ipv4Addr::from(a)))
-    };
-    parsed.ok_or_else(|| format!("not an IP address: {}", excerpt_str(t)))
+    ipfib::parse::address(t).ok_or_else(|| format!("not an IP address: {}", excerpt_str(t)))
 }
 
 /// The address as family `A`'s integer, or `None` when it is of the other family.

@@ -14,9 +14,8 @@
 //! into memory, not mapped, so nothing done to the file afterwards can affect a query that
 //! has it.
 //!
-//! Text is parsed by the very parser `ipfib.Table.lookup` uses (crates/ipfib-py/src/parse.rs,
-//! compiled in here, so the rules cannot drift): exactly what Rust's `IpAddr::from_str`
-//! accepts, no surrounding spaces. A malformed address is a ComputeError naming the row and
+//! Text is parsed by the very parser `ipfib.Table.lookup` uses (`ipfib::parse`, so the rules
+//! cannot drift): exactly what Rust's `IpAddr::from_str` accepts, no surrounding spaces. A malformed address is a ComputeError naming the row and
 //! the text. The row counts within what Polars handed the plugin, which is the whole column
 //! only when it is one chunk in an in-memory query: an elementwise expression is evaluated
 //! per chunk or per streaming morsel, and the plugin is not told where its batch starts, so
@@ -40,13 +39,7 @@ use pyo3_polars::derive::polars_expr;
 use pyo3_polars::PolarsAllocator;
 use serde::Deserialize;
 
-// The address parser of ipfib-py (`Table.lookup`'s), shared as source. Only `address_int`
-// and what it calls are used here.
-#[allow(dead_code)]
-#[path = "../../ipfib-py/src/parse.rs"]
-mod parse;
-
-use parse::Parsed;
+use ipfib::parse::{self, Parsed};
 
 // Memory handed to Polars (the answers' buffers) is freed by Polars: use its allocator.
 #[global_allocator]

@@ -15,12 +15,16 @@ the median of R rounds:
 Answers are checked to agree between the three libraries before timing. Run it pinned to one
 core (scripts/py-bench.sh uses taskset); the machine should be otherwise idle.
 
-With ``--big TRACE --bench-json JSON`` (scripts/py-bench.sh makes both: a matched trace of the
-first table from ``ipfib gen trace``, and ``ipfib bench``'s result on the same table and trace)
-it also times one big call: the whole trace as an (n, 16) uint8 array (or uint32 for IPv4),
-first call included, then repeated, single-threaded and on every core, with ``out=``; the
-same addresses as a NumPy ``U`` array, an Arrow string array and a list of str; and an idle
-``LiveTable``. Each is given as a share of ``ipfib bench``'s batch rate. For IPv4 tables the
+With ``--big TRACE --bench-json JSON... --first-json JSON...`` (scripts/py-bench.sh makes them:
+a matched trace of the first table from ``ipfib gen trace``, then rounds that alternate one
+``ipfib bench`` process and one fresh Python process timing its first call, ``--first-call``,
+on the same table and trace) it also times one big call: the whole trace as an (n, 16) uint8
+array (or uint32 for IPv4), the first call (median of the fresh processes), then repeated,
+with ``out=``, and an idle ``LiveTable``, alternated round by round; on every core; the same
+addresses as a NumPy ``U`` array, an Arrow string array and a list of str. Each is given as a
+share of the median ``ipfib bench`` batch rate. Single processes on this kind of machine differ
+by up to 1.5x (placement), which is why first calls and ``ipfib bench`` are both medians of
+several processes, alternated. For IPv4 tables the
 standard run also times the baseline a user might write: ``np.searchsorted`` over the table's
 elementary intervals.
 """
@@ -28,6 +32,8 @@ elementary intervals.
 import argparse
 import gzip
 import ipaddress
+import json
+import os
 import statistics
 import sys
 import time
@@ -173,58 +179,122 @@ def elementary_intervals(routes):
     return np.array(starts, dtype=np.uint32), np.array(values, dtype=np.uint32)
 
 
-def bench_big(path, trace, bench_json, rounds):
-    import json
+def trace_array(trace):
+    """The trace as an (n, 16) uint8 array (IPv6) or a uint32 array (IPv4), and its strings;
+    the array is kept beside the trace as .npy so that fresh processes load it quickly."""
+    strs = [line.strip() for line in open(trace) if line.strip()]
+    cache = trace + ".npy"
+    try:
+        arr = np.load(cache)
+    except OSError:
+        addrs = [ipaddress.ip_address(s) for s in strs]
+        if addrs[0].version == 6:
+            arr = np.frombuffer(b"".join(a.packed for a in addrs), dtype=np.uint8)
+            arr = arr.reshape(-1, 16)
+        else:
+            arr = np.array([int(a) for a in addrs], dtype=np.uint32)
+        np.save(cache, arr)
+    return arr, strs
 
-    import pyarrow as pa
 
-    with open(bench_json) as f:
+def array_kind(arr):
+    return "(n,16) uint8" if arr.ndim == 2 else "uint32"
+
+
+def first_call(path, trace, out_json):
+    """One fresh process's first lookup call on the whole trace (the engine built by a
+    one-address call first, as a program would), written to ``out_json``."""
+    arr = np.load(trace + ".npy")
+    t = ipfib.Table.load(path)
+    t.lookup(arr[:1])
+    t0 = time.perf_counter()
+    t.lookup(arr)
+    rate = len(arr) / (time.perf_counter() - t0)
+    with open(out_json, "w") as f:
+        json.dump({"first_call": rate}, f)
+
+
+def bench_rate_of(path):
+    with open(path) as f:
         doc = json.load(f)
     rows = doc if isinstance(doc, list) else doc.get("results", [])
     batch = [r for r in rows if r.get("engine") == "planb" and r.get("path") == "batch"
              and r.get("mode") == "throughput" and r.get("threads") == 1]
-    bench_rate = batch[0]["mlps"] * 1e6 if batch else None
-    strs = [line.strip() for line in open(trace) if line.strip()]
-    addrs = [ipaddress.ip_address(s) for s in strs]
-    n = len(addrs)
-    if addrs[0].version == 6:
-        arr = np.frombuffer(b"".join(a.packed for a in addrs), dtype=np.uint8).reshape(-1, 16)
-        kind = "(n,16) uint8"
-    else:
-        arr = np.array([int(a) for a in addrs], dtype=np.uint32)
-        kind = "uint32"
+    return batch[0]["mlps"] * 1e6 if batch else None
+
+
+def alternated(fns, n, rounds):
+    """Median rates of several calls timed in alternation, round by round, so that a slow
+    spell of the machine falls on all of them alike."""
+    rates = [[] for _ in fns]
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            rates[i].append(n / (time.perf_counter() - t0))
+    return [statistics.median(r) for r in rates]
+
+
+def all_cpus(fn):
+    """``fn()`` with the process allowed on every CPU (the benchmark is pinned to one)."""
+    pinned = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, range(os.cpu_count()))
+    try:
+        return fn()
+    finally:
+        os.sched_setaffinity(0, pinned)
+
+
+def bench_big(path, trace, bench_jsons, first_jsons, rounds):
+    import json
+    import pyarrow as pa
+
+    bench_rates = [r for r in map(bench_rate_of, bench_jsons) if r]
+    bench_rate = statistics.median(bench_rates) if bench_rates else None
+    firsts = []
+    for p in first_jsons:
+        with open(p) as f:
+            firsts.append(json.load(f)["first_call"])
+    arr, strs = trace_array(trace)
+    n, kind = len(arr), array_kind(arr)
     t = ipfib.Table.load(path)
-    t.lookup(arr[:1])  # builds the engine; the big call below is the array's first
-    t0 = time.perf_counter()
     want = t.lookup(arr)
-    first = n / (time.perf_counter() - t0)
-    rates = {f"first call, {kind}, 1 thread": first}
+    rates = {}
+    if firsts:
+        rates[f"first call, {kind}, 1 thread (fresh processes)"] = statistics.median(firsts)
     out = np.empty(n, np.uint32)
-    rates[f"repeated, {kind}, 1 thread"] = median_rate(lambda: t.lookup(arr), n, rounds)
-    rates[f"repeated, {kind}, out=, 1 thread"] = median_rate(
-        lambda: t.lookup(arr, out=out), n, rounds)
-    rates[f"repeated, {kind}, threads=0 (all cores)"] = median_rate(
-        lambda: t.lookup(arr, threads=0), n, rounds)
+    lt = ipfib.LiveTable(t)
+    assert np.array_equal(lt.lookup(arr), want)
+    table_rate, out_rate, live_rate = alternated(
+        [lambda: t.lookup(arr), lambda: t.lookup(arr, out=out), lambda: lt.lookup(arr)],
+        n, rounds)
+    rates[f"repeated, {kind}, 1 thread"] = table_rate
+    rates[f"repeated, {kind}, out=, 1 thread"] = out_rate
+    cores = os.cpu_count()
+    rates[f"repeated, {kind}, threads=0 ({cores} cores)"] = all_cpus(
+        lambda: median_rate(lambda: t.lookup(arr, threads=0), n, rounds))
     ustrs = np.array(strs)
     astrs = pa.array(strs, pa.string())
     k = min(n, 2_000_000)
     assert np.array_equal(t.lookup(ustrs[:k]), want[:k])
     assert np.array_equal(t.lookup(astrs[:k]), want[:k])
+    assert np.array_equal(t.lookup(strs[:k]), want[:k])
     rates["strings: NumPy U array"] = median_rate(lambda: t.lookup(ustrs[:k]), k, rounds)
     rates["strings: Arrow string array"] = median_rate(lambda: t.lookup(astrs[:k]), k, rounds)
     rates["strings: list of str"] = median_rate(lambda: t.lookup(strs[:k]), k, rounds)
-    lt = ipfib.LiveTable(t)
-    assert np.array_equal(lt.lookup(arr), want)
-    table_rate = rates[f"repeated, {kind}, 1 thread"]
-    live_rate = median_rate(lambda: lt.lookup(arr), n, rounds)
     rates[f"LiveTable (idle), {kind}, 1 thread"] = live_rate
     print(f"\n{path.split('/')[-1]}: one call on {n} addresses of {trace.split('/')[-1]}, "
-          f"median of {rounds} rounds; ipfib bench planb batch: "
-          + (f"{bench_rate / 1e6:.2f} M/s" if bench_rate else "not found in the JSON"))
-    print(f"{'':44} {'M lookups/s':>12} {'of bench':>9}")
+          f"median of {rounds} rounds (Table and LiveTable alternated); ipfib bench planb "
+          "batch: " + (f"median {bench_rate / 1e6:.2f} M/s of {len(bench_rates)} processes ("
+                       + ", ".join(f"{r / 1e6:.1f}" for r in bench_rates) + ")"
+                       if bench_rate else "not found in the JSON"))
+    if firsts:
+        print(f"first calls in {len(firsts)} fresh processes, alternated with ipfib bench: "
+              + ", ".join(f"{r / 1e6:.1f}" for r in firsts) + " M/s")
+    print(f"{'':52} {'M lookups/s':>12} {'of bench':>9}")
     for name, r in rates.items():
         share = f"{100 * r / bench_rate:8.1f}%" if bench_rate else ""
-        print(f"{name:44} {r / 1e6:12.2f} {share}")
+        print(f"{name:52} {r / 1e6:12.2f} {share}")
     print(f"LiveTable idle / Table: {100 * live_rate / table_rate:.1f} %")
 
 
@@ -234,14 +304,28 @@ def main(argv=None):
     ap.add_argument("--addrs", type=int, default=500_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--big", metavar="TRACE", help="a trace file of the first table (one call)")
-    ap.add_argument("--bench-json", help="ipfib bench's JSON on the same table and trace")
+    ap.add_argument("--bench-json", nargs="*", default=[],
+                    help="ipfib bench's JSON on the same table and trace (one per process)")
+    ap.add_argument("--first-json", nargs="*", default=[],
+                    help="first-call results of fresh processes (from --first-call)")
+    ap.add_argument("--first-call", metavar="OUT_JSON",
+                    help="time one fresh process's first call on --big TRACE into OUT_JSON "
+                         "(TRACE.npy must exist: --make-array) and exit")
+    ap.add_argument("--make-array", action="store_true",
+                    help="write --big TRACE as TRACE.npy and exit")
     args = ap.parse_args(argv)
+    if args.make_array:
+        trace_array(args.big)
+        return
+    if args.first_call:
+        first_call(args.tables[0], args.big, args.first_call)
+        return
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, ipfib {ipfib.__version__}, "
           f"pytricia {getattr(pytricia, '__version__', '1.3.0')}, engine planb")
     for path in args.tables:
         bench_table(path, args.addrs, args.rounds)
     if args.big:
-        bench_big(args.tables[0], args.big, args.bench_json, args.rounds)
+        bench_big(args.tables[0], args.big, args.bench_json, args.first_json, args.rounds)
 
 
 if __name__ == "__main__":

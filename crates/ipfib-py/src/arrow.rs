@@ -144,6 +144,7 @@ impl ArrowInput {
             TextError::Bad { index, text } => {
                 PyValueError::new_err(format!("addrs[{index}]: {text:?} is not an IP address"))
             }
+            TextError::Failed(e) => e,
         })
     }
 }

@@ -1,10 +1,10 @@
 //! Batch lookups: NumPy arrays and sequences of strings in, arrays of next hops out.
 //!
-//! Every input is turned into per-family integer arrays while the interpreter is held (a copy
-//! or conversion at memory speed, and for strings the parse, done in Rust with no Python call
-//! per address); only then is the interpreter released and the engine run. So no other
-//! Python thread can change the input under the engine, and the output is a fresh array the
-//! caller owns.
+//! A list or tuple of strings is parsed in Rust a block at a time into the answer array with
+//! the interpreter held (no Python call per address, no whole-array temporary); other
+//! sequences and the arrays that need a conversion are turned into per-family integer arrays
+//! while the interpreter is held, and only then is it released and the engine run. So no other
+//! Python thread can change the input under the engine.
 //!
 //! Arrays are read in any layout NumPy can describe: a C-contiguous, aligned, native-endian
 //! array is read directly; any other (Fortran order, strided or reversed views, stride-0
@@ -26,7 +26,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use crate::arrow::ArrowInput;
 use crate::direct::{self, Addrs, Direct, Engines};
 use crate::parse::{self, Parsed};
-use crate::texts::FixedText;
+use crate::texts::{self, FixedText, Item, TextError, MAX_TEXT};
 
 /// Addresses to look up, per family, with their positions in the caller's input when the
 /// families are mixed.
@@ -75,6 +75,14 @@ pub fn lookup<'py>(
             return Ok(text.lookup(py, engines, miss, out, threads)?.into_any());
         }
     }
+    if let Ok(list) = addrs.cast::<PyList>() {
+        let answers = sequence(py, list.len(), |i| list.get_item(i), engines, miss, out)?;
+        return Ok(answers.into_any());
+    }
+    if let Ok(tuple) = addrs.cast::<PyTuple>() {
+        let answers = sequence(py, tuple.len(), |i| tuple.get_item(i), engines, miss, out)?;
+        return Ok(answers.into_any());
+    }
     let input = Input::from_py(addrs)?;
     let answers = py
         .detach(|| input.lookup_raw(engines, miss, threads))
@@ -89,6 +97,56 @@ pub fn lookup<'py>(
             Ok(arr.into_any())
         }
     }
+}
+
+/// A list or tuple of address strings (`n` items read by `get`), parsed and looked up a block
+/// at a time into the answer array, with the interpreter held (it keeps the items alive and
+/// unchanged): no whole-array temporary, and no other Python code runs during the call. On an
+/// error, `out` may already hold the answers of earlier blocks.
+fn sequence<'py>(
+    py: Python<'py>,
+    n: usize,
+    get: impl Fn(usize) -> PyResult<Bound<'py, PyAny>>,
+    engines: Engines<'_>,
+    miss: u32,
+    out: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    let out = direct::answers(py, out, n)?;
+    {
+        let mut rw = out.try_readwrite()?;
+        let answers = rw.as_slice_mut()?;
+        let item = |i: usize, _: &mut [u8; MAX_TEXT]| -> Item {
+            let obj = match get(i) {
+                Ok(obj) => obj,
+                Err(e) => return Item::Failed(e),
+            };
+            match obj.cast::<PyString>() {
+                Ok(s) => match s.to_str() {
+                    Ok(s) => Item::parse(s),
+                    Err(e) => Item::Failed(e),
+                },
+                Err(_) => Item::Failed(not_text(i, &obj)),
+            }
+        };
+        texts::part(engines, &item, 0, answers, miss).map_err(|e| match e {
+            TextError::Lookup(e) => PyValueError::new_err(e.to_string()),
+            TextError::Bad { index, text } => {
+                PyValueError::new_err(format!("addrs[{index}]: {text:?} is not an IP address"))
+            }
+            TextError::Failed(e) => e,
+        })?;
+    }
+    Ok(out)
+}
+
+/// The TypeError for item `i`, which is not a string.
+fn not_text(i: usize, item: &Bound<'_, PyAny>) -> PyErr {
+    PyTypeError::new_err(format!(
+        "addrs[{i}] is {}, not an address string",
+        item.get_type()
+            .name()
+            .map_or_else(|_| "?".to_string(), |n| n.to_string())
+    ))
 }
 
 /// `lookup_arrow`: the answers for `addrs` as a pyarrow uint32 array, null where the input
@@ -432,14 +490,7 @@ fn strings<'py>(
     let mut len = 0;
     for (i, item) in items.enumerate() {
         let item = item?;
-        let s = item.cast::<PyString>().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "addrs[{i}] is {}, not an address string",
-                item.get_type()
-                    .name()
-                    .map_or_else(|_| "?".to_string(), |n| n.to_string())
-            ))
-        })?;
+        let s = item.cast::<PyString>().map_err(|_| not_text(i, &item))?;
         let s = s.to_str()?;
         match parse::address_int(s) {
             Some(Parsed::V4(a)) => {

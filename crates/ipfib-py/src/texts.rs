@@ -49,6 +49,8 @@ pub enum TextError {
         /// Its text.
         text: String,
     },
+    /// An item could not be read as text.
+    Failed(PyErr),
 }
 
 /// One item of a text batch.
@@ -59,6 +61,8 @@ pub enum Item {
     Null,
     /// Text that is not an address.
     Bad(String),
+    /// The item could not be read as text (an object that is not a string).
+    Failed(PyErr),
 }
 
 impl Item {
@@ -138,6 +142,7 @@ impl<'py> FixedText<'py> {
                 .map_err(|e| match e {
                     TextError::Lookup(e) => PyValueError::new_err(e.to_string()),
                     TextError::Bad { index, text } => bad(index, &text, unit),
+                    TextError::Failed(e) => e,
                 })?;
         }
         Ok(out)
@@ -188,13 +193,16 @@ pub fn parse_lookup(
 
 /// One thread's items, `first` to `first + out.len()`: parsed a block at a time into
 /// per-family buffers, looked up, answers put in place (nulls get `miss`).
-fn part(
+pub fn part<F>(
     engines: Engines<'_>,
-    item: &ItemFn<'_>,
+    item: &F,
     first: usize,
     out: &mut [NextHop],
     miss: NextHop,
-) -> Result<(), TextError> {
+) -> Result<(), TextError>
+where
+    F: Fn(usize, &mut [u8; MAX_TEXT]) -> Item + ?Sized,
+{
     let mut v4: Vec<u32> = Vec::with_capacity(BLOCK);
     let mut v6: Vec<u128> = Vec::with_capacity(BLOCK);
     let mut at4: Vec<usize> = Vec::with_capacity(BLOCK);
@@ -225,6 +233,7 @@ fn part(
                         text,
                     })
                 }
+                Item::Failed(e) => return Err(TextError::Failed(e)),
             }
         }
         let (r4, r6) = (&mut r4[..v4.len()], &mut r6[..v6.len()]);

@@ -109,6 +109,24 @@ def test_strings_mixed_in_every_container(table):
     assert np.array_equal(table.lookup([str(a) for a in v6]), singles(table, v6))
 
 
+def test_string_lists_span_blocks(table):
+    # Lists and tuples are parsed a block (4,096 strings) at a time: families that change
+    # within and across blocks, and errors named by their index in the whole input.
+    v4, v6 = sample(6000, seed=11)
+    addrs = v4[:4500] + [a for pair in zip(v4[4500:], v6) for a in pair] + v6[:3000]
+    strs = [str(a) for a in addrs]
+    want = singles(table, addrs)
+    assert np.array_equal(table.lookup(strs), want)
+    assert np.array_equal(table.lookup(tuple(strs), miss=9), singles(table, addrs, 9))
+    bad = list(strs)
+    bad[9000] = "1.2.3.4.5"
+    with pytest.raises(ValueError, match=r'addrs\[9000\]: "1.2.3.4.5" is not an IP address'):
+        table.lookup(bad)
+    bad[9000] = b"1.2.3.4"
+    with pytest.raises(TypeError, match=r"addrs\[9000\] is bytes, not an address string"):
+        table.lookup(tuple(bad))
+
+
 def test_mask_tells_a_route_valued_miss_apart():
     t = ipfib.Table()
     t["10.0.0.0/8"] = MISS

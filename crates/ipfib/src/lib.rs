@@ -42,6 +42,7 @@ pub mod error;
 mod fib;
 pub mod interval;
 pub mod live;
+pub mod parse;
 pub mod prefix;
 pub mod route_table;
 pub mod saved;
