@@ -60,10 +60,10 @@ status=0
 
 # The Polars expression plugin (crates/ipfib-polars: its own cargo workspace, since it needs
 # pyo3 0.29 through pyo3-polars), built into the same environment in its own `py-test` profile
-# and tested against the ipfib package above. Its pinned Polars is installed on top. Cold, it
-# added about 350 s to this step in the test command (656 s against 302, AMD EPYC Zen 4, 2
-# vCPUs), almost all of it Polars' crates that pyo3-polars' `derive` feature pulls in
-# (polars-plan, -io, -parquet and -ops included); pip 3 s, pytest 6 s.
+# and tested against the ipfib package above. Its pinned Polars is installed on top. Its cold
+# build took 548 s on one core (AMD EPYC Zen 4, session 30), almost all of it polars-core and
+# polars-arrow; with pyo3-polars' `derive` feature (polars-plan, -io, -parquet and -ops too) it
+# took 852 s, which is why the plugin writes its C entry points itself (src/ffi.rs).
 install_requirements "$root/crates/ipfib-polars/requirements-test.txt" \
     "$venv/.requirements-polars.sha256"
 build crates/ipfib-polars

@@ -35,11 +35,12 @@ use polars_arrow::bitmap::Bitmap;
 use polars_core::prelude::*;
 use polars_error::{polars_bail, polars_err};
 use pyo3::prelude::*;
-use pyo3_polars::derive::polars_expr;
 use pyo3_polars::PolarsAllocator;
 use serde::Deserialize;
 
 use ipfib::parse::{self, Parsed};
+
+mod ffi;
 
 // Memory handed to Polars (the answers' buffers) is freed by Polars: use its allocator.
 #[global_allocator]
@@ -348,7 +349,7 @@ fn lookup_field(inputs: &[Field]) -> PolarsResult<Field> {
     Ok(Field::new(input.name().clone(), DataType::UInt32))
 }
 
-#[polars_expr(output_type_func=lookup_field)]
+/// `ipfib_polars.lookup`: the next hop of every address in the column (through [`ffi`]).
 fn lookup(inputs: &[Series], kwargs: LookupKwargs) -> PolarsResult<Series> {
     let [s] = inputs else {
         polars_bail!(InvalidOperation: "ipfib_polars.lookup takes one column, got {}", inputs.len())
