@@ -7,4 +7,4 @@ pub mod pace;
 pub mod rules;
 
 pub use pace::{submit, visibility, PaceError, Speed, Submission, Visibility};
-pub use rules::{plan, record_times, FibRules, Peers, Timed};
+pub use rules::{plan, record_times, FibRules, Peers, SourceKey, Timed};
