@@ -40,6 +40,7 @@
 mod error;
 mod frame;
 mod header;
+mod listen;
 mod open;
 mod session;
 mod station;
@@ -47,6 +48,7 @@ mod station;
 pub use error::{BmpError, Problem};
 pub use frame::{kind, Frame, FrameError, Framer, COMMON_HEADER, MAX_MESSAGE, PER_PEER_HEADER};
 pub use header::{PeerHeader, View};
+pub use listen::{follow, FollowError, ListenConfig, Observed, TICK};
 pub use open::AddPath;
 pub use session::{Families, Family, Message, PeerId, Session};
 pub use station::{Event, Notice, Outcome, PeerState, RouterState, Station, StationConfig};

@@ -71,6 +71,7 @@ pub enum Event {
 
 /// Something worth a log line.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Notice {
     /// A router connected.
     RouterUp {
@@ -231,15 +232,15 @@ impl Station {
         let mut out = Outcome::default();
         match event {
             Event::Opened { session, router } => {
-                let state = self.routers.entry(router.ip()).or_default();
-                let old = state.live.replace((session, router));
-                state.sessions += 1;
-                if let Some((old, _)) = old {
-                    // The router reconnected before its old session's end reached us.
+                if let Some((old, _)) = self.routers.get(&router.ip()).and_then(|r| r.live) {
+                    // A second session from the router's address: the router reconnected
+                    // before its old session's end reached us. The old one is closed.
                     self.end_session(router.ip(), old, None, now, &mut out);
-                    self.routers.get_mut(&router.ip()).expect("above").live =
-                        Some((session, router));
+                    out.close = Some(old);
                 }
+                let state = self.routers.entry(router.ip()).or_default();
+                state.live = Some((session, router));
+                state.sessions += 1;
                 out.notices.push(Notice::RouterUp { router });
             }
             Event::Closed { session, error } => {

@@ -120,6 +120,7 @@ pub struct FibRules {
     hop_list: Vec<IpAddr>,
     routes: HashMap<IpNet, Vec<(Source, NextHop)>>,
     counts: HashMap<SourceKey, usize>,
+    fib_len: usize,
 }
 
 impl FibRules {
@@ -132,6 +133,7 @@ impl FibRules {
             hop_list: Vec::new(),
             routes: HashMap::new(),
             counts: HashMap::new(),
+            fib_len: base.len(),
         }
     }
 
@@ -229,6 +231,11 @@ impl FibRules {
             (Err(_), None) => {}
         }
         let after = held.first().map(|&(_, nh)| nh);
+        match (before.is_some(), after.is_some()) {
+            (false, true) => self.fib_len += 1,
+            (true, false) => self.fib_len -= 1,
+            _ => {}
+        }
         if held.iter().all(|(s, _)| *s == Source::Base) {
             // Nothing but the base: the entry is rebuilt from the base when needed again.
             self.routes.remove(&prefix);
@@ -238,6 +245,11 @@ impl FibRules {
             None => Update::Remove(prefix),
         };
         (before != after).then_some(update)
+    }
+
+    /// Routes of the table the merged rules make (the base's and the sources').
+    pub fn fib_len(&self) -> usize {
+        self.fib_len
     }
 
     /// Prefixes `key` holds a route for.
@@ -466,6 +478,7 @@ mod tests {
         assert_eq!(rules.routes_of(&a2), 1);
         assert_eq!(rules.withdraw_source(&a2), [Update::Remove(n)]);
         assert_eq!(rules.sources().count(), 0);
+        assert_eq!(rules.fib_len(), 0);
         assert!(
             rules.routes.is_empty(),
             "nothing kept for prefixes nobody holds"
