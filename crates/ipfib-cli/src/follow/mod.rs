@@ -90,7 +90,7 @@ pub struct Args {
 
     /// Write the table in the saved format (planb) to FILE every --save-every and at exit,
     /// atomically (a temporary file renamed over FILE), for `ipfib lookup --fib FILE` and the
-    /// C and Python readers.
+    /// C and Python readers; FILE.next-hops lists each next hop number's BGP address.
     #[arg(long, value_name = "FILE")]
     save: Option<PathBuf>,
 
@@ -191,8 +191,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
         }
         let saver = args.save.as_ref().map(|path| {
-            let (live, every) = (&live, args.save_every);
-            s.spawn(move || saver(path, live, every, stop))
+            let (live, hops, every) = (&live, &hops, args.save_every);
+            s.spawn(move || saver(path, live, hops, every, stop))
         });
         note!(
             "ipfib follow: engine {}, {} RIB; listening for BMP on {bound}",
@@ -241,6 +241,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn saver(
     path: &std::path::Path,
     live: &LiveFib,
+    hops: &RwLock<Vec<IpAddr>>,
     every: Duration,
     stop: &AtomicBool,
 ) -> anyhow::Result<()> {
@@ -256,7 +257,7 @@ fn saver(
             let now = live.snapshot().version();
             if now != version {
                 version = now;
-                if let Err(e) = save(path, live) {
+                if let Err(e) = save(path, live, hops) {
                     // A failed save is reported and retried; the last one's error ends the run.
                     if stopping {
                         return Err(e);
@@ -276,8 +277,31 @@ fn saver(
     }
 }
 
-fn save(path: &std::path::Path, live: &LiveFib) -> anyhow::Result<()> {
-    let fib = Fib::build(&live.table(), "planb")?;
+/// Writes `FILE.next-hops` (each next hop number and its BGP address, one per line), then
+/// the table; both atomically. The list holds every number of the table (numbers are only
+/// ever added; the list is read after the table, and again until it covers the table).
+fn save(path: &std::path::Path, live: &LiveFib, hops: &RwLock<Vec<IpAddr>>) -> anyhow::Result<()> {
+    let table = live.table();
+    let highest = table.iter().map(|(_, nh)| nh).max().unwrap_or(0) as usize;
+    let start = Instant::now();
+    let list: String = loop {
+        let hops = hops.read().expect("no panics while held");
+        if hops.len() >= highest || start.elapsed() > Duration::from_secs(1) {
+            break hops
+                .iter()
+                .enumerate()
+                .map(|(i, a)| format!("{} {a}\n", i + 1))
+                .collect();
+        }
+        drop(hops);
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let mut side = path.as_os_str().to_owned();
+    side.push(".next-hops");
+    crate::output::write_to(std::path::Path::new(&side), |out| {
+        out.write_all(list.as_bytes())
+    })?;
+    let fib = Fib::build(&table, "planb")?;
     crate::output::write_to(path, |mut out| {
         fib.write_to(&mut out).map_err(|e| match e {
             ipfib::SaveError::Io { source, .. } => source,
