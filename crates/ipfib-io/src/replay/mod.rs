@@ -3,6 +3,7 @@
 //! ([`pace`]). `ipfib replay`, the C library's `ipfib_replay_*` and the DPDK example share
 //! them, so one stream means the same table everywhere.
 
+mod held;
 pub mod pace;
 pub mod rules;
 

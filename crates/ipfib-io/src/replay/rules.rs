@@ -25,6 +25,7 @@ use std::str::FromStr;
 use ipfib::{NextHop, Table, Update};
 use ipnet::IpNet;
 
+use super::held::{Held, SourceId, BASE};
 use crate::{UpdateKind, UpdateRecord};
 
 /// Whose routes: one peer's, or all peers merged.
@@ -99,26 +100,22 @@ impl SourceKey {
     }
 }
 
-/// Who holds a route for a prefix; the derived order is the preference (lowest first).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Source {
-    Peer(SourceKey),
-    Base,
-}
-
 /// The rules applied one record at a time: what a follower of a live stream keeps between
 /// records (each source's route per prefix, the next-hop numbering). [`plan`] is this over a
 /// whole stream.
 ///
-/// Memory (merged rules): one map entry per prefix with a sorted vector of its sources; a
-/// prefix no source announces any more is dropped, so what is kept is bounded by the routes
-/// held.
+/// Memory (merged rules): one map entry per prefix holding its sources' routes in preference
+/// order, a single one inline ([`Held`]); sources are numbered once (a few dozen bytes per
+/// source ever seen); a prefix no source announces any more is dropped, so what is kept is
+/// bounded by the routes held.
 pub struct FibRules {
     peers: Peers,
     base: Table,
     hops: HashMap<IpAddr, NextHop>,
     hop_list: Vec<IpAddr>,
-    routes: HashMap<IpNet, Vec<(Source, NextHop)>>,
+    ids: HashMap<SourceKey, SourceId>,
+    keys: Vec<SourceKey>,
+    routes: HashMap<IpNet, Held>,
     counts: HashMap<SourceKey, usize>,
     fib_len: usize,
 }
@@ -131,6 +128,8 @@ impl FibRules {
             base: base.clone(),
             hops: HashMap::new(),
             hop_list: Vec::new(),
+            ids: HashMap::new(),
+            keys: Vec::new(),
             routes: HashMap::new(),
             counts: HashMap::new(),
             fib_len: base.len(),
@@ -200,35 +199,58 @@ impl FibRules {
         prefix: IpNet,
         kind: UpdateKind,
     ) -> Option<Update> {
-        let id = match kind {
+        let nh = match kind {
             UpdateKind::Announce { next_hop } => Some(self.hop_id(next_hop)),
             UpdateKind::Withdraw => None,
         };
-        let base = &self.base;
-        let held = self.routes.entry(prefix).or_insert_with(|| {
-            base.get(&prefix)
-                .map(|nh| (Source::Base, nh))
-                .into_iter()
-                .collect()
-        });
-        let before = held.first().map(|&(_, nh)| nh);
-        let source = Source::Peer(key);
-        match (held.binary_search_by(|(s, _)| s.cmp(&source)), id) {
-            (Ok(i), Some(nh)) => held[i].1 = nh,
-            (Err(i), Some(nh)) => {
-                held.insert(i, (source, nh));
-                *self.counts.entry(key).or_default() += 1;
+        let src = match (self.ids.get(&key), nh) {
+            (Some(&id), _) => id,
+            (None, None) => return None,
+            (None, Some(_)) => {
+                let id = self.keys.len() as SourceId;
+                self.keys.push(key);
+                self.ids.insert(key, id);
+                id
             }
-            (Ok(i), None) => {
-                held.remove(i);
-                if let Some(n) = self.counts.get_mut(&key) {
-                    *n -= 1;
-                    if *n == 0 {
-                        self.counts.remove(&key);
-                    }
+        };
+        self.change(prefix, |held, keys| {
+            match (
+                held.binary_search_by(|&(s, _)| rank(keys, s).cmp(&rank(keys, src))),
+                nh,
+            ) {
+                (Ok(i), Some(nh)) => held[i].1 = nh,
+                (Err(i), Some(nh)) => held.insert(i, (src, nh)),
+                (Ok(i), None) => {
+                    held.remove(i);
                 }
+                (Err(_), None) => {}
             }
-            (Err(_), None) => {}
+        })
+    }
+
+    /// Edits the routes of `prefix` (seeded from the base) with `edit`, keeps the counts, and
+    /// returns the FIB change.
+    fn change(
+        &mut self,
+        prefix: IpNet,
+        edit: impl FnOnce(&mut Vec<(SourceId, NextHop)>, &[SourceKey]),
+    ) -> Option<Update> {
+        let mut held = match self.routes.remove(&prefix) {
+            Some(h) => h.into_vec(),
+            None => self
+                .base
+                .get(&prefix)
+                .map(|nh| (BASE, nh))
+                .into_iter()
+                .collect(),
+        };
+        let before = held.first().map(|&(_, nh)| nh);
+        for &(s, _) in &held {
+            self.count(s, -1);
+        }
+        edit(&mut held, &self.keys);
+        for &(s, _) in &held {
+            self.count(s, 1);
         }
         let after = held.first().map(|&(_, nh)| nh);
         match (before.is_some(), after.is_some()) {
@@ -236,15 +258,28 @@ impl FibRules {
             (true, false) => self.fib_len -= 1,
             _ => {}
         }
-        if held.iter().all(|(s, _)| *s == Source::Base) {
-            // Nothing but the base: the entry is rebuilt from the base when needed again.
-            self.routes.remove(&prefix);
+        // Nothing but the base: no entry (it is seeded from the base when needed again).
+        if held.iter().any(|&(s, _)| s != BASE) {
+            if let Some(h) = Held::from_vec(held) {
+                self.routes.insert(prefix, h);
+            }
         }
         let update = match after {
             Some(nh) => Update::Insert(prefix, nh),
             None => Update::Remove(prefix),
         };
         (before != after).then_some(update)
+    }
+
+    fn count(&mut self, id: SourceId, by: isize) {
+        let Some(&key) = self.keys.get(id as usize) else {
+            return;
+        };
+        let n = self.counts.entry(key).or_default();
+        *n = n.saturating_add_signed(by);
+        if *n == 0 {
+            self.counts.remove(&key);
+        }
     }
 
     /// Routes of the table the merged rules make (the base's and the sources').
@@ -270,18 +305,21 @@ impl FibRules {
         key: &SourceKey,
         mut pick: impl FnMut(&IpNet) -> bool,
     ) -> Vec<Update> {
+        let Some(&id) = self.ids.get(key) else {
+            return Vec::new();
+        };
         if self.routes_of(key) == 0 {
             return Vec::new();
         }
         let prefixes: Vec<IpNet> = self
             .routes
             .iter()
-            .filter(|(p, held)| pick(p) && held.iter().any(|(s, _)| *s == Source::Peer(*key)))
+            .filter(|(p, held)| pick(p) && held.has(id))
             .map(|(p, _)| *p)
             .collect();
         prefixes
             .into_iter()
-            .filter_map(|p| self.apply_from(*key, p, UpdateKind::Withdraw))
+            .filter_map(|p| self.change(p, |held, _| held.retain(|&(s, _)| s != id)))
             .collect()
     }
 
@@ -294,39 +332,44 @@ impl FibRules {
     /// stale), replacing any route `to` held for the same prefix, and returns the FIB changes
     /// that makes: none when no other source ranks between the two keys for any prefix.
     pub fn rename_source(&mut self, from: &SourceKey, to: SourceKey) -> Vec<Update> {
+        let Some(&from_id) = self.ids.get(from) else {
+            return Vec::new();
+        };
         if self.routes_of(from) == 0 || *from == to {
             return Vec::new();
         }
-        let moved: Vec<(IpNet, NextHop)> = self
+        let to_id = match self.ids.get(&to) {
+            Some(&id) => id,
+            None => {
+                let id = self.keys.len() as SourceId;
+                self.keys.push(to);
+                self.ids.insert(to, id);
+                id
+            }
+        };
+        let moved: Vec<IpNet> = self
             .routes
             .iter()
-            .filter_map(|(p, held)| {
-                held.iter()
-                    .find(|(s, _)| *s == Source::Peer(*from))
-                    .map(|&(_, nh)| (*p, nh))
-            })
+            .filter(|(_, held)| held.has(from_id))
+            .map(|(p, _)| *p)
             .collect();
-        let mut out = Vec::new();
-        for (prefix, nh) in moved {
-            let held = self.routes.get_mut(&prefix).expect("listed above");
-            let before = held.first().map(|&(_, nh)| nh);
-            if held.iter().any(|(s, _)| *s == Source::Peer(to)) {
-                self.counts.entry(to).and_modify(|n| *n -= 1);
-            }
-            held.retain(|(s, _)| *s != Source::Peer(*from) && *s != Source::Peer(to));
-            let source = Source::Peer(to);
-            let i = held.partition_point(|(s, _)| *s < source);
-            held.insert(i, (source, nh));
-            let after = held.first().map(|&(_, nh)| nh);
-            if before != after {
-                out.extend(after.map(|nh| Update::Insert(prefix, nh)));
-            }
-        }
-        let n = self.counts.remove(from).unwrap_or(0);
-        *self.counts.entry(to).or_default() += n;
-        self.counts.retain(|_, n| *n > 0);
-        out
+        moved
+            .into_iter()
+            .filter_map(|prefix| {
+                self.change(prefix, |held, keys| {
+                    let nh = held.iter().find(|&&(s, _)| s == from_id).expect("listed").1;
+                    held.retain(|&(s, _)| s != from_id && s != to_id);
+                    let i = held.partition_point(|&(s, _)| rank(keys, s) < rank(keys, to_id));
+                    held.insert(i, (to_id, nh));
+                })
+            })
+            .collect()
     }
+}
+
+/// The preference of a source number: real sources by their key, then the base.
+fn rank(keys: &[SourceKey], id: SourceId) -> (bool, Option<&SourceKey>) {
+    (id == BASE, keys.get(id as usize))
 }
 
 /// When each record happened, in µs after the first. A stream whose timestamps are all whole
