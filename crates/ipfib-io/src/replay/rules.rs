@@ -105,7 +105,7 @@ impl SourceKey {
 /// whole stream.
 ///
 /// Memory (merged rules): one map entry per prefix holding its sources' routes in preference
-/// order, a single one inline ([`Held`]); sources are numbered once (a few dozen bytes per
+/// order, a single one inline; sources are numbered once (a few dozen bytes per
 /// source ever seen); a prefix no source announces any more is dropped, so what is kept is
 /// bounded by the routes held.
 pub struct FibRules {
