@@ -53,9 +53,8 @@ start_b
 start_a
 established 30 || { echo "bmp-bench: no session"; exit 1; }
 
-received() { # B's received IPv4 routes from A
-    gobgp -p "$api_b" neighbor 127.0.0.1 2>/dev/null |
-        awk '/IPv4 Unicast:/ {f=1} f && /Received:/ {print $2; exit}'
+received() { # B's routes received from A (only IPv4 is injected)
+    gobgp -p "$api_b" neighbor 127.0.0.1 2>/dev/null | awk '/Received:/ {print $2; exit}'
 }
 routes() { # follow's routes, from its last progress line
     grep -o 'routes [0-9]*' "$work/follow.log" | tail -1 | awk '{print $2}'
