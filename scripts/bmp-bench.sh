@@ -26,15 +26,29 @@ command -v gobgpd >/dev/null || { echo "bmp-bench: gobgpd is not installed"; exi
 
 work=$(mktemp -d)
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait; rm -rf "$work"' EXIT
+# gobgpd holding a full table can take many seconds to act on SIGTERM: SIGKILL after 3 s.
+stop_all() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    sleep 3
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap stop_all EXIT
+# Background processes are started with taskset directly (it execs), so $! is their PID.
 pin() { taskset -c "$cpu" "$@"; }
 # shellcheck source=scripts/bmp-gobgp-lib.sh
 source "$root/scripts/bmp-gobgp-lib.sh"
 
-pin python3 scripts/fib-to-mrt-rib.py "$fib" "$work/full.mrt"
-total=577703
+# RIB_MRT=FILE (uncompressed TABLE_DUMP_V2) injects that instead of the full table (a quicker
+# run of the steady-update part).
+if [ -n "${RIB_MRT:-}" ]; then
+    cp "$RIB_MRT" "$work/full.mrt"
+else
+    pin python3 scripts/fib-to-mrt-rib.py "$fib" "$work/full.mrt"
+fi
 
-pin "$ipfib" follow --bmp 127.0.0.1:0 --socket "$work/fib.sock" --interval 1s \
+taskset -c "$cpu" "$ipfib" follow --bmp 127.0.0.1:0 --socket "$work/fib.sock" --interval 1s \
     --json "$work/follow.json" 2>"$work/follow.log" &
 pids+=($!)
 follow_pid=$!
@@ -42,11 +56,11 @@ until grep -q "listening for BMP on" "$work/follow.log"; do sleep 0.05; done
 bmp=$(grep -o 'listening for BMP on .*' "$work/follow.log" | awk '{print $NF}')
 gobgp_configs "${bmp##*:}"
 start_b() {
-    pin gobgpd -f "$work/b.toml" -p --api-hosts "127.0.0.1:$api_b" --pprof-disable >"$work/b.log" 2>&1 &
+    taskset -c "$cpu" gobgpd -f "$work/b.toml" -p --api-hosts "127.0.0.1:$api_b" --pprof-disable >"$work/b.log" 2>&1 &
     pids+=($!)
 }
 start_a() {
-    pin gobgpd -f "$work/a.toml" -p --api-hosts "127.0.0.1:$api_a" --pprof-disable >"$work/a.log" 2>&1 &
+    taskset -c "$cpu" gobgpd -f "$work/a.toml" -p --api-hosts "127.0.0.1:$api_a" --pprof-disable >"$work/a.log" 2>&1 &
     pids+=($!)
 }
 start_b
@@ -59,34 +73,54 @@ received() { # B's routes received from A (only IPv4 is injected)
 routes() { # follow's routes, from its last progress line
     grep -o 'routes [0-9]*' "$work/follow.log" | tail -1 | awk '{print $2}'
 }
+# Both counts every 100 ms until the injection is over and both have stood still, equal, for
+# a second; then each one's time is when it first reached that final count (GoBGP's
+# --only-best injection leaves out a few of the file's prefixes, so the final count is less
+# than the file's).
 t0=$(date +%s.%N)
-pin gobgp -p "$api_a" mrt inject global --only-best "$work/full.mrt" &
+taskset -c "$cpu" gobgp -p "$api_a" mrt inject global --only-best "$work/full.mrt" &
 inject=$!
-t_gobgp= t_follow=
-while [ -z "$t_follow" ] || [ -z "$t_gobgp" ]; do
+: >"$work/counts"
+still=0 last=
+while [ $still -lt 10 ]; do
     now=$(date +%s.%N)
-    if [ -z "$t_gobgp" ] && [ "$(received)" = "$total" ]; then t_gobgp=$now; fi
-    if [ -z "$t_follow" ] && [ "$(routes)" = "$total" ]; then t_follow=$now; fi
-    if python3 -c "import sys; sys.exit(0 if $now - $t0 > 600 else 1)"; then
-        echo "bmp-bench: the dump did not complete in 600 s (B $(received), follow $(routes))"
+    row="$(received) $(routes)"
+    echo "$now $row" >>"$work/counts"
+    if ! kill -0 "$inject" 2>/dev/null && [ "$row" = "$last" ] && [ "${row% *}" = "${row#* }" ]; then
+        still=$((still + 1))
+    else
+        still=0
+    fi
+    last=$row
+    if [ "$(python3 -c "print(int($now - $t0))")" -gt 1200 ]; then
+        echo "bmp-bench: the dump did not complete in 1200 s ($row)"
         exit 1
     fi
     sleep 0.1
 done
-wait "$inject"
-python3 - "$t0" "$t_gobgp" "$t_follow" "$total" <<'PY'
+python3 - "$t0" "$work/counts" <<'PY'
 import sys
-t0, g, f, n = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-print(f"dump: {n} routes; GoBGP (B's adj-in complete) {g - t0:.1f} s, "
-      f"ipfib follow complete {f - t0:.1f} s: ratio {(f - t0) / (g - t0):.2f}, "
-      f"{n / (f - t0):,.0f} routes/s")
+t0 = float(sys.argv[1])
+rows = [tuple(map(float, l.split())) for l in open(sys.argv[2]) if len(l.split()) == 3]
+final = int(rows[-1][1])
+g = next(t for t, b, f in rows if b == final) - t0
+f = next(t for t, b, f in rows if f == final) - t0
+first = next((t for t, b, f in rows if f > 0), t0) - t0
+print(f"dump: {final} routes (of 577,703 in the file); GoBGP (B's adj-in complete) {g:.1f} s, "
+      f"ipfib follow complete {f:.1f} s (first route at {first:.1f} s): ratio {f / g:.2f}, "
+      f"{final / f:,.0f} routes/s")
 PY
+total=$(tail -1 "$work/counts" | awk '{print $2}')
 rss=$(grep VmRSS /proc/"$follow_pid"/status | awk '{print $2 * 1024}')
-stats_rss=$( { /usr/bin/time -f %M pin "$ipfib" stats --fib "$fib" >/dev/null; } 2>&1 | tail -1)
+stats_rss=$(python3 -c "
+import resource, subprocess, sys
+subprocess.run(['taskset', '-c', '$cpu', '$ipfib', 'stats', '--fib', '$fib'], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
 python3 -c "
 r, s, n = $rss, $stats_rss * 1024, $total
 print(f'memory: follow RSS {r / 2**20:.0f} MiB with {n} routes of one peer = {r / n:.0f} B/route; '
-      f'ipfib stats (static planb table alone) peak RSS {s / 2**20:.0f} MiB; difference {(r - s) / n:.0f} B/route')"
+      f'ipfib stats on the FIB file (a static planb table alone; meaningful for the full table) '
+      f'peak RSS {s / 2**20:.0f} MiB; difference {(r - s) / n:.0f} B/route')"
 
 # Steady updates: adds, then withdrawals, of /24s in 203.0.113.0/24 .. (class 100.64/10).
 mark=$(wc -l <"$work/follow.log")
