@@ -30,6 +30,9 @@ announce_installs() {
     if ! cargo +nightly miri --version >/dev/null 2>&1; then
         items+=("Miri for the nightly toolchain (rustup component)")
     fi
+    if ! command -v gobgpd >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        items+=("Debian's gobgpd, system-wide (apt-get, as root: scripts/bmp-gobgp-tests.sh)")
+    fi
     if ! cargo fuzz --version >/dev/null 2>&1; then
         items+=("cargo-fuzz into ~/.cargo/bin (cargo install, from crates.io)")
     fi
@@ -108,6 +111,9 @@ run_step "clippy" cargo clippy --workspace --all-targets "${features[@]}" -- -D 
 # The API documentation: no broken or private intra-doc links.
 run_step "docs" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet "${features[@]}"
 run_step "tests" run_tests
+# `ipfib follow` against two real GoBGP speakers over BMP (the binary the tests just built;
+# skips, saying so, without gobgpd or ../shared/data). About 35 s.
+run_step "bmp-gobgp" bash scripts/bmp-gobgp-tests.sh
 # The C library: example and tests compiled with the system cc against the checked-in header
 # (its freshness is the ipfib-capi `header_is_fresh` test above).
 run_step "c-tests" bash scripts/c-tests.sh

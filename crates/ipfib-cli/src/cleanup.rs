@@ -5,12 +5,16 @@
 //! The handler does only async-signal-safe work: it unlinks the registered paths (C strings
 //! held in atomic slots), restores the default action and raises the signal again, so the
 //! process still ends the way the signal asks (status 128 + its number in a shell).
+//!
+//! A long-running command that ends cleanly on a signal (`ipfib follow`, which writes its
+//! report at exit) asks for [`stop_on_signal`]: the first signal then only sets a flag the
+//! command polls; a second one ends the process as above.
 
 use std::ffi::{c_char, c_int, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::Once;
 
 /// Paths to unlink on a signal. A few suffice: one output is written at a time.
@@ -24,18 +28,36 @@ pub struct Registered {
     slot: Option<usize>,
 }
 
-/// Registers `path` for removal on SIGINT, SIGTERM or SIGHUP (the handlers are installed on
-/// the first call). With every slot taken, the path is not registered: an interrupted run may
-/// then leave it, as it would without this module.
-pub fn register(path: &Path) -> Registered {
+/// Set by the first signal after [`stop_on_signal`].
+static STOP: AtomicBool = AtomicBool::new(false);
+/// Whether the next signal only sets [`STOP`].
+static GRACEFUL: AtomicBool = AtomicBool::new(false);
+
+fn install() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         for sig in SIGNALS {
             // SAFETY: `on_signal` is an `extern "C" fn(c_int)` that only calls
-            // async-signal-safe functions (unlink, signal, raise) and atomic loads.
+            // async-signal-safe functions (unlink, signal, raise) and atomic operations.
             unsafe { libc::signal(sig, on_signal as extern "C" fn(c_int) as libc::sighandler_t) };
         }
     });
+}
+
+/// Makes the first SIGINT, SIGTERM or SIGHUP set the returned flag instead of ending the
+/// process (registered files stay: their writers finish or remove them); a second signal
+/// ends it as usual.
+pub fn stop_on_signal() -> &'static AtomicBool {
+    install();
+    GRACEFUL.store(true, Ordering::SeqCst);
+    &STOP
+}
+
+/// Registers `path` for removal on SIGINT, SIGTERM or SIGHUP (the handlers are installed on
+/// the first call). With every slot taken, the path is not registered: an interrupted run may
+/// then leave it, as it would without this module.
+pub fn register(path: &Path) -> Registered {
+    install();
     let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
         return Registered { slot: None };
     };
@@ -64,6 +86,10 @@ impl Drop for Registered {
 }
 
 extern "C" fn on_signal(sig: c_int) {
+    if GRACEFUL.swap(false, Ordering::SeqCst) {
+        STOP.store(true, Ordering::SeqCst);
+        return;
+    }
     for slot in &SLOTS {
         let p = slot.load(Ordering::SeqCst);
         if !p.is_null() {

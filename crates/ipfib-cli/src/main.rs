@@ -30,6 +30,7 @@ mod detail_label;
 mod engine_arg;
 mod family;
 mod fib_args;
+mod follow;
 mod gen;
 mod lookup;
 mod man;
@@ -70,6 +71,8 @@ enum Command {
     Convert(convert::Args),
     /// Replay a BGP update stream (MRT or text) into a live table while threads look up.
     Replay(replay::Args),
+    /// Follow routers over BMP into a live table that answers lookups on a socket.
+    Follow(follow::Args),
     /// Build a FIB and save it in the saved-table format, which every `--fib` opens in place.
     Save(save::Args),
     /// Generate synthetic tables and lookup traces.
@@ -158,6 +161,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Follow(args) => follow::run(args),
         Command::Save(args) => save::run(args),
         Command::Gen(cmd) => gen::run(cmd),
         Command::Completions(args) => completions::run(args),
@@ -192,7 +196,7 @@ mod tests {
         let help = command().render_help().to_string();
         let names = subcommands();
         for name in [
-            "lookup", "stats", "bench", "convert", "replay", "save", "gen",
+            "lookup", "stats", "bench", "convert", "replay", "follow", "save", "gen",
         ] {
             assert!(names.iter().any(|n| n == name), "{name} missing");
         }
@@ -217,6 +221,6 @@ mod tests {
                 assert!(!help.contains("see `ipfib"), "{name}: a pointer elsewhere");
             }
         }
-        assert_eq!(seen, 4, "lookup, stats, replay, save");
+        assert_eq!(seen, 5, "lookup, stats, replay, save, follow");
     }
 }

@@ -38,6 +38,8 @@
 //! `tests/updates_speed.rs`).
 
 mod attributes;
+#[cfg(feature = "mrt")]
+pub(crate) mod decode;
 mod error;
 mod nlri;
 mod update;

@@ -15,6 +15,8 @@
 #![warn(missing_docs)]
 
 pub mod bgp;
+#[cfg(feature = "bmp")]
+pub mod bmp;
 pub mod decompress;
 mod error;
 pub mod lines;

@@ -16,18 +16,16 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use bgpkit_parser::error::BgpValidationWarning;
-use bgpkit_parser::models::{AsnLength, AttrType, BgpUpdateMessage, Safi};
+use bgpkit_parser::models::AsnLength;
 use bgpkit_parser::parser::bgp::messages::parse_bgp_update_message;
 use bytes::Bytes;
-use ipnet::IpNet;
 
 use super::envelope::{self, reason, Carried};
 use super::frame::{FrameError, Framer, Record};
 use super::header::{types, HEADER_LEN};
 use super::readahead::read_ahead;
 use crate::bgp;
-use crate::updates::{UpdateKind, UpdateRecord, UpdateReport};
+use crate::updates::{UpdateRecord, UpdateReport};
 use crate::LoadError;
 
 /// Reads every prefix update of a decompressed MRT stream.
@@ -141,10 +139,15 @@ fn decode(
     };
     let update = parse_bgp_update_message(Bytes::from(body).slice(at..), add_path, &asn)
         .map_err(|e| format!("BGP UPDATE from {peer}: {e}"))?;
-    decoder_agrees(&update)?;
+    bgp::decode::decoder_agrees(&update)?;
     let time_us = u64::from(timestamp) * 1_000_000 + u64::from(micros);
     let start = out.len();
-    for (prefix, kind) in changes(&update, report) {
+    let mut not_unicast = 0;
+    let changes = bgp::decode::changes(&update, &mut not_unicast);
+    if not_unicast > 0 {
+        report.ignore(reason::NOT_UNICAST, not_unicast);
+    }
+    for bgp::decode::Change { prefix, kind, .. } in changes {
         if prefix.trunc() != prefix {
             out.truncate(start);
             return Err(format!(
@@ -160,68 +163,4 @@ fn decode(
         });
     }
     Ok(())
-}
-
-/// bgpkit-parser's account of a message [`bgp::check_update`] passed: any warning that it
-/// dropped prefixes or a next hop means the two disagree about the bytes, and the record is
-/// bad rather than applied in part.
-fn decoder_agrees(update: &BgpUpdateMessage) -> Result<(), String> {
-    for w in update.attributes.validation_warnings() {
-        let dropped = match w {
-            BgpValidationWarning::MalformedNlri { .. }
-            | BgpValidationWarning::MalformedAttributeList { .. } => true,
-            BgpValidationWarning::OptionalAttributeError { attr_type, .. } => matches!(
-                attr_type,
-                AttrType::MP_REACHABLE_NLRI | AttrType::MP_UNREACHABLE_NLRI
-            ),
-            _ => false,
-        };
-        if dropped {
-            return Err(format!("bgpkit-parser dropped part of this UPDATE: {w}"));
-        }
-    }
-    Ok(())
-}
-
-/// Withdrawals, then announcements, of one UPDATE (unicast only).
-fn changes(update: &BgpUpdateMessage, report: &mut UpdateReport) -> Vec<(IpNet, UpdateKind)> {
-    let attrs = &update.attributes;
-    let mut out = Vec::new();
-    out.extend(
-        update
-            .withdrawn_prefixes
-            .iter()
-            .map(|p| (p.prefix, UpdateKind::Withdraw)),
-    );
-    if let Some(nlri) = attrs.get_unreachable_nlri() {
-        if nlri.safi == Safi::Unicast {
-            out.extend(
-                nlri.prefixes
-                    .iter()
-                    .map(|p| (p.prefix, UpdateKind::Withdraw)),
-            );
-        } else {
-            report.ignore(reason::NOT_UNICAST, nlri.prefixes.len() as u64);
-        }
-    }
-    let classic = UpdateKind::Announce {
-        next_hop: attrs.next_hop(),
-    };
-    out.extend(
-        update
-            .announced_prefixes
-            .iter()
-            .map(|p| (p.prefix, classic)),
-    );
-    if let Some(nlri) = attrs.get_reachable_nlri() {
-        if nlri.safi == Safi::Unicast {
-            let kind = UpdateKind::Announce {
-                next_hop: nlri.next_hop.map(|nh| nh.global_addr()),
-            };
-            out.extend(nlri.prefixes.iter().map(|p| (p.prefix, kind)));
-        } else {
-            report.ignore(reason::NOT_UNICAST, nlri.prefixes.len() as u64);
-        }
-    }
-    out
 }

@@ -1,0 +1,207 @@
+//! What `ipfib follow` tells: a line per router, session end and End-of-RIB as they happen,
+//! a progress line per interval (with that interval's update visibility), and the JSON report
+//! at exit.
+
+use std::time::{Duration, Instant};
+
+use ipfib::LiveFib;
+use ipfib_io::bmp::{Notice, Observed, Station};
+use ipfib_io::replay::{visibility, Submission, Visibility};
+use serde_json::{json, Value};
+
+/// Visibility samples kept for the final percentiles (later ones overwrite a slot in turn).
+const KEEP: usize = 1 << 20;
+
+/// Progress bookkeeping.
+pub struct Progress {
+    interval: Duration,
+    started: Instant,
+    last: Instant,
+    last_updates: u64,
+    updates: u64,
+    pending: Vec<Submission>,
+    all: Vec<f64>,
+    seen: u64,
+    max_us: f64,
+}
+
+impl Progress {
+    /// Progress lines every `interval`.
+    pub fn new(interval: Duration, started: Instant) -> Progress {
+        Progress {
+            interval,
+            started,
+            last: started,
+            last_updates: 0,
+            updates: 0,
+            pending: Vec::new(),
+            all: Vec::new(),
+            seen: 0,
+            max_us: 0.0,
+        }
+    }
+
+    /// Takes one observation of the station.
+    pub fn observe(&mut self, o: &Observed<'_>, live: &LiveFib) {
+        for n in o.notices {
+            self.notice(n);
+        }
+        if let Some(s) = &o.submission {
+            self.updates += s.len as u64;
+            self.pending.push(*s);
+        }
+        if self.last.elapsed() >= self.interval {
+            let v = self.visibility(live);
+            let secs = self.last.elapsed().as_secs_f64();
+            note!(
+                "ipfib follow: {}  ({:.0} updates/s)  visible us p50 {:.0} p99 {:.0}",
+                self.summary(o.station),
+                (self.updates - self.last_updates) as f64 / secs.max(1e-9),
+                Visibility::percentile(&v, 0.50),
+                Visibility::percentile(&v, 0.99),
+            );
+            self.last = Instant::now();
+            self.last_updates = self.updates;
+        }
+    }
+
+    /// The visibility of the submissions whose publish has happened (sorted, µs); the others
+    /// wait for the next call.
+    fn visibility(&mut self, live: &LiveFib) -> Vec<f64> {
+        let publishes = live.take_publishes();
+        let upto = publishes.last().map_or(0, |p| p.upto);
+        let (done, wait): (Vec<Submission>, Vec<Submission>) =
+            self.pending.drain(..).partition(|s| s.seq <= upto);
+        self.pending = wait;
+        let v = visibility(&done, &publishes).total;
+        for &us in &v {
+            self.max_us = self.max_us.max(us);
+            if self.all.len() < KEEP {
+                self.all.push(us);
+            } else {
+                let slot = (self.seen % KEEP as u64) as usize;
+                self.all[slot] = us;
+            }
+            self.seen += 1;
+        }
+        v
+    }
+
+    fn notice(&self, n: &Notice) {
+        let at = self.started.elapsed().as_secs_f64();
+        match n {
+            Notice::RouterUp { router } => note!("ipfib follow: router {router} connected"),
+            Notice::Closed {
+                router,
+                withdrawn,
+                held,
+                error,
+            } => {
+                let what = if *held > 0 {
+                    format!("{held} routes held")
+                } else {
+                    format!("{withdrawn} FIB changes withdrawing its routes")
+                };
+                match error {
+                    Some(e) => note!("ipfib follow: session closed: {e} ({what})"),
+                    None => note!("ipfib follow: router {router}: session ended ({what})"),
+                }
+            }
+            Notice::EndOfRib {
+                router,
+                peer,
+                family,
+                routes,
+            } => note!(
+                "ipfib follow: EoR {router}/{} {family} ({routes} routes, {at:.2} s)",
+                peer.peer
+            ),
+            Notice::PeerWithoutPeerUp { router, peer } => note!(
+                "ipfib follow: router {router}: routes for peer {} without a Peer Up; following it",
+                peer.peer
+            ),
+            Notice::HeldExpired { router, withdrawn } => note!(
+                "ipfib follow: router {router}: held routes expired ({withdrawn} FIB changes)"
+            ),
+            Notice::Refused { router } => {
+                note!("ipfib follow: router {router} refused: --max-sessions sessions are open")
+            }
+            _ => {}
+        }
+    }
+
+    /// `routers R peers P routes N updates U`.
+    pub fn summary(&self, station: &Station) -> String {
+        format!(
+            "routers {} peers {} routes {} updates {}",
+            station.live_routers(),
+            station.peers().values().filter(|p| p.up).count(),
+            station.rules().fib_len(),
+            self.updates
+        )
+    }
+
+    /// The report at exit.
+    pub fn json(&mut self, station: &Station, live: &LiveFib) -> Value {
+        let _ = self.visibility(live);
+        self.all.sort_by(f64::total_cmp);
+        let pct = |q| Visibility::percentile(&self.all, q);
+        let routers: Vec<Value> = station
+            .routers()
+            .iter()
+            .map(|(ip, r)| {
+                json!({
+                    "address": ip.to_string(),
+                    "sys_name": r.sys_name,
+                    "sessions": r.sessions,
+                    "failures": r.failures,
+                })
+            })
+            .collect();
+        let peers: Vec<Value> = station
+            .peers()
+            .iter()
+            .map(|(k, p)| {
+                json!({
+                    "router": k.router.map(|r| r.to_string()),
+                    "peer": k.peer.map(|r| r.to_string()),
+                    "distinguisher": k.distinguisher,
+                    "up": p.up,
+                    "routes": station.rules().routes_of(k),
+                    "end_of_rib": p.end_of_rib.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+                    "changes": p.changes,
+                    "stats": p.stats.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+                })
+            })
+            .collect();
+        json!({
+            "routers": routers,
+            "peers": peers,
+            "routes": station.rules().fib_len(),
+            "routes_held_by_peers": station.rules().sources().map(|(_, n)| n).sum::<usize>(),
+            "bmp_route_changes": station.changes(),
+            "updates": self.updates,
+            "publishes": live.publishes(),
+            "visible_us_p50": pct(0.50),
+            "visible_us_p99": pct(0.99),
+            "visible_us_max": self.max_us,
+            "ignored": station.ignored(),
+            "next_hops": station.rules().next_hop_addresses().iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+            "peak_rss_bytes": rss("VmHWM"),
+            "rss_bytes": rss("VmRSS"),
+            "seconds": self.started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// A size field of `/proc/self/status` in bytes; 0 where there is none.
+fn rss(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(field)?.strip_prefix(':').map(str::to_string))
+        })
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}

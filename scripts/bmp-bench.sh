@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Issue 35's targets for `ipfib follow`, through GoBGP (opt-in; not part of the test command):
+#   1. a full IPv4 table (the 577,703 prefixes of ipv4-bgpdump-et-20151023, written as a
+#      TABLE_DUMP_V2 RIB by scripts/fib-to-mrt-rib.py with synthetic attributes) injected into
+#      speaker A: the time until B's Adj-RIB-In from A is complete (GoBGP's own time) against
+#      the time until follow's table is (both from the start of the injection), and routes/s;
+#   2. steady updates: N adds and N withdrawals of /24s through GoBGP's API, one `gobgp global
+#      rib add|del` at a time (as fast as the CLI goes), and follow's visibility from receipt
+#      (its per-interval p50/p99 lines while they run);
+#   3. memory: follow's RSS with the full table, against `ipfib stats` (a static table alone).
+# Everything runs pinned to CPU ${CPU:-0} (both gobgpd, follow and the polls share it).
+#
+# Usage: scripts/bmp-bench.sh [IPFIB]   (default: the test profile's binary, opt-level 2;
+# STEADY=N adds and N withdrawals, 500 by default)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+cpu=${CPU:-0}
+steady=${STEADY:-500}
+fib="$root/../shared/data/ipv4/ipv4-bgpdump-et-20151023.txt.gz"
+ipfib=${1:-${CARGO_TARGET_DIR:-$root/target}/debug/ipfib}
+[ -x "$ipfib" ] || cargo build --quiet --profile test -p ipfib-cli --bin ipfib
+command -v gobgpd >/dev/null || { echo "bmp-bench: gobgpd is not installed"; exit 1; }
+[ -f "$fib" ] || { echo "bmp-bench: $fib is absent"; exit 1; }
+
+work=$(mktemp -d)
+pids=()
+# gobgpd holding a full table can take many seconds to act on SIGTERM: SIGKILL after 3 s.
+stop_all() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    sleep 3
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap stop_all EXIT
+# Background processes are started with taskset directly (it execs), so $! is their PID.
+pin() { taskset -c "$cpu" "$@"; }
+# shellcheck source=scripts/bmp-gobgp-lib.sh
+source "$root/scripts/bmp-gobgp-lib.sh"
+
+# RIB_MRT=FILE (uncompressed TABLE_DUMP_V2) injects that instead of the full table (a quicker
+# run of the steady-update part).
+if [ -n "${RIB_MRT:-}" ]; then
+    cp "$RIB_MRT" "$work/full.mrt"
+else
+    pin python3 scripts/fib-to-mrt-rib.py "$fib" "$work/full.mrt"
+fi
+
+taskset -c "$cpu" "$ipfib" follow --bmp 127.0.0.1:0 --socket "$work/fib.sock" --interval 1s \
+    --json "$work/follow.json" 2>"$work/follow.log" &
+pids+=($!)
+follow_pid=$!
+until grep -q "listening for BMP on" "$work/follow.log"; do sleep 0.05; done
+bmp=$(grep -o 'listening for BMP on .*' "$work/follow.log" | awk '{print $NF}')
+gobgp_configs "${bmp##*:}"
+start_b() {
+    taskset -c "$cpu" gobgpd -f "$work/b.toml" -p --api-hosts "127.0.0.1:$api_b" --pprof-disable >"$work/b.log" 2>&1 &
+    pids+=($!)
+}
+start_a() {
+    taskset -c "$cpu" gobgpd -f "$work/a.toml" -p --api-hosts "127.0.0.1:$api_a" --pprof-disable >"$work/a.log" 2>&1 &
+    pids+=($!)
+}
+start_b
+start_a
+established 30 || { echo "bmp-bench: no session"; exit 1; }
+
+received() { # B's routes received from A (only IPv4 is injected)
+    gobgp -p "$api_b" neighbor 127.0.0.1 2>/dev/null | awk '/Received:/ {print $2; exit}'
+}
+routes() { # follow's routes, from its last progress line
+    grep -o 'routes [0-9]*' "$work/follow.log" | tail -1 | awk '{print $2}'
+}
+# Both counts every 100 ms until the injection is over and both have stood still, equal, for
+# a second; then each one's time is when it first reached that final count (GoBGP's
+# --only-best injection leaves out a few of the file's prefixes, so the final count is less
+# than the file's).
+t0=$(date +%s.%N)
+taskset -c "$cpu" gobgp -p "$api_a" mrt inject global --only-best "$work/full.mrt" &
+inject=$!
+: >"$work/counts"
+still=0 last=
+while [ $still -lt 10 ]; do
+    now=$(date +%s.%N)
+    row="$(received) $(routes)"
+    echo "$now $row" >>"$work/counts"
+    if ! kill -0 "$inject" 2>/dev/null && [ "$row" = "$last" ] && [ "${row% *}" = "${row#* }" ]; then
+        still=$((still + 1))
+    else
+        still=0
+    fi
+    last=$row
+    if [ "$(python3 -c "print(int($now - $t0))")" -gt 1200 ]; then
+        echo "bmp-bench: the dump did not complete in 1200 s ($row)"
+        exit 1
+    fi
+    sleep 0.1
+done
+python3 - "$t0" "$work/counts" <<'PY'
+import sys
+t0 = float(sys.argv[1])
+rows = [tuple(map(float, l.split())) for l in open(sys.argv[2]) if len(l.split()) == 3]
+final = int(rows[-1][1])
+g = next(t for t, b, f in rows if b == final) - t0
+f = next(t for t, b, f in rows if f == final) - t0
+first = next((t for t, b, f in rows if f > 0), t0) - t0
+print(f"dump: {final} routes (of 577,703 in the file); GoBGP (B's adj-in complete) {g:.1f} s, "
+      f"ipfib follow complete {f:.1f} s (first route at {first:.1f} s): ratio {f / g:.2f}, "
+      f"{final / f:,.0f} routes/s")
+PY
+total=$(tail -1 "$work/counts" | awk '{print $2}')
+rss=$(grep VmRSS /proc/"$follow_pid"/status | awk '{print $2 * 1024}')
+stats_rss=$(python3 -c "
+import resource, subprocess, sys
+subprocess.run(['taskset', '-c', '$cpu', '$ipfib', 'stats', '--fib', '$fib'], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+python3 -c "
+r, s, n = $rss, $stats_rss * 1024, $total
+print(f'memory: follow RSS {r / 2**20:.0f} MiB with {n} routes of one peer = {r / n:.0f} B/route; '
+      f'ipfib stats on the FIB file (a static planb table alone; meaningful for the full table) '
+      f'peak RSS {s / 2**20:.0f} MiB; difference {(r - s) / n:.0f} B/route')"
+
+# Steady updates: adds, then withdrawals, of /24s in 203.0.113.0/24 .. (class 100.64/10).
+mark=$(wc -l <"$work/follow.log")
+t1=$(date +%s.%N)
+for i in $(seq 0 $((steady - 1))); do
+    pin gobgp -p "$api_a" global rib add -a ipv4 "100.$((64 + i / 256)).$((i % 256)).0/24" nexthop 192.0.2.9
+done
+for i in $(seq 0 $((steady - 1))); do
+    pin gobgp -p "$api_a" global rib del -a ipv4 "100.$((64 + i / 256)).$((i % 256)).0/24"
+done
+t2=$(date +%s.%N)
+sleep 1.5 # one more progress interval, so the last updates' line is printed
+tail -n +"$((mark + 1))" "$work/follow.log" | python3 -c "
+import re, sys
+rows = [tuple(map(float, m.groups())) for l in sys.stdin
+        if (m := re.search(r'\((\d+) updates/s\).*p50 (\d+) p99 (\d+)', l)) and int(m.group(1)) > 0]
+print(f'steady: {2 * $steady} updates in {$t2 - $t1:.1f} s through the gobgp CLI ({2 * $steady / ($t2 - $t1):.0f}/s); '
+      f'follow per-second visibility from receipt: p50 {min(r[1] for r in rows):.0f}-{max(r[1] for r in rows):.0f} us, '
+      f'p99 {min(r[2] for r in rows):.0f}-{max(r[2] for r in rows):.0f} us over {len(rows)} intervals')"
+kill "$follow_pid"
+wait "$follow_pid" || true
+python3 -c "
+import json; d = json.load(open('$work/follow.json'))
+print(f\"follow's report: {d['updates']} updates, visible p50 {d['visible_us_p50']:.0f} us p99 {d['visible_us_p99']:.0f} us (whole run), peak RSS {d['peak_rss_bytes'] >> 20} MiB\")"
+echo "bmp-bench: CPU $(lscpu | sed -n 's/^Model name: *//p'), pinned to CPU $cpu, $(date -u +%F)"
