@@ -198,8 +198,8 @@ int ipfib_bpf_probe_open(const void *obj, size_t obj_len, struct ipfib_bpf_probe
 		free(p);
 		return err;
 	}
-	enter = bpf_object__find_program_by_name(p->obj, "trie_free_enter");
-	exit_ = bpf_object__find_program_by_name(p->obj, "trie_free_exit");
+	enter = bpf_object__find_program_by_name(p->obj, "work_start");
+	exit_ = bpf_object__find_program_by_name(p->obj, "work_end");
 	freed = bpf_object__find_map_by_name(p->obj, "freed");
 	if (!enter || !exit_ || !freed) {
 		say(msg, msg_len, "the probe object lacks a program or its map", ENOENT);
@@ -208,7 +208,7 @@ int ipfib_bpf_probe_open(const void *obj, size_t obj_len, struct ipfib_bpf_probe
 	}
 	err = bpf_object__load(p->obj);
 	if (err) {
-		say(msg, msg_len, "loading fentry/fexit programs on trie_free (needs kernel BTF)",
+		say(msg, msg_len, "loading the raw tracepoint programs on workqueue_execute_start/end",
 		    err);
 		ipfib_bpf_probe_close(p);
 		return err;
@@ -217,7 +217,7 @@ int ipfib_bpf_probe_open(const void *obj, size_t obj_len, struct ipfib_bpf_probe
 	p->exit = bpf_program__attach(exit_);
 	if (!p->enter || !p->exit) {
 		err = -errno;
-		say(msg, msg_len, "attaching to trie_free", err);
+		say(msg, msg_len, "attaching to the workqueue raw tracepoints", err);
 		ipfib_bpf_probe_close(p);
 		return err;
 	}
