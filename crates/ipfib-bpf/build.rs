@@ -30,7 +30,9 @@ mod bpf {
             println!("cargo:rerun-if-changed={src}");
             let obj = out.join(format!("{name}.bpf.o"));
             let status = Command::new(&clang)
-                .args(["-O2", "-g", "-Wall", "-target", "bpf", "-I", &multiarch, "-c", &src, "-o"])
+                .args([
+                    "-O2", "-g", "-Wall", "-target", "bpf", "-I", &multiarch, "-c", &src, "-o",
+                ])
                 .arg(&obj)
                 .status()
                 .unwrap_or_else(|e| panic!("running {clang}: {e}\n{HINT}"));

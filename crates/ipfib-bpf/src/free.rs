@@ -77,7 +77,10 @@ impl FreeProbe {
     pub fn seen(&self) -> (u64, Duration) {
         let f = self.freed();
         let count = f.count.load(Ordering::Acquire);
-        (count, Duration::from_nanos(f.total_ns.load(Ordering::Acquire)))
+        (
+            count,
+            Duration::from_nanos(f.total_ns.load(Ordering::Acquire)),
+        )
     }
 
     /// Drops `trie` and returns the time the kernel's `bpf_map_free_deferred` took for it
@@ -117,7 +120,9 @@ fn free_fn_address() -> Result<u64, BpfError> {
         })
         .ok_or_else(|| refused("the symbol is not listed".into()))?;
     if addr == 0 {
-        return Err(refused("addresses are hidden (kptr_restrict, no root)".into()));
+        return Err(refused(
+            "addresses are hidden (kptr_restrict, no root)".into(),
+        ));
     }
     Ok(addr)
 }

@@ -90,7 +90,11 @@ impl<A: Address> BpfLpmTrie<A> {
     }
 
     /// Looks up the loaded slots `range` in the program and decodes each answer into `out`.
-    pub fn answers(&self, range: Range<usize>, out: &mut [Option<NextHop>]) -> Result<(), BpfError> {
+    pub fn answers(
+        &self,
+        range: Range<usize>,
+        out: &mut [Option<NextHop>],
+    ) -> Result<(), BpfError> {
         if out.len() != range.len() {
             return Err(BpfError::Capacity {
                 what: "answers",

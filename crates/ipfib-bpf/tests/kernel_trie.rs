@@ -55,7 +55,12 @@ fn agrees<A: Address>(trie: &BpfLpmTrie<A>, t: &RouteTable<A>, addrs: &[A]) {
     for (&a, g) in addrs.iter().zip(got) {
         let want = t.longest_match(a).map(|(_, nh)| nh);
         assert_eq!(g, want, "{}", a.to_ip());
-        assert_eq!(ipfib::Lookup::lookup(trie, a), want, "syscall {}", a.to_ip());
+        assert_eq!(
+            ipfib::Lookup::lookup(trie, a),
+            want,
+            "syscall {}",
+            a.to_ip()
+        );
     }
 }
 
@@ -86,8 +91,14 @@ fn inserts_updates_and_deletes_change_the_answers() {
     let addrs = trace(&t, 5000, 10);
 
     // Updates: every route gets another next hop.
-    let updated: Vec<Slot> = routes.iter().map(|&(p, nh)| Slot::prefix(p, nh + 100_000)).collect();
-    assert_eq!(trie.apply(Op::Update, &updated).unwrap(), routes.len() as u64);
+    let updated: Vec<Slot> = routes
+        .iter()
+        .map(|&(p, nh)| Slot::prefix(p, nh + 100_000))
+        .collect();
+    assert_eq!(
+        trie.apply(Op::Update, &updated).unwrap(),
+        routes.len() as u64
+    );
     for &(p, nh) in &routes {
         t.insert(p, nh + 100_000);
     }
@@ -110,7 +121,11 @@ fn inserts_updates_and_deletes_change_the_answers() {
     let present = updated[0];
     let absent = Slot::prefix(Prefix::<u32>::new(0xc633_6400, 24).unwrap(), 5);
     assert!(t.get(Prefix::new(0xc633_6400, 24).unwrap()).is_none());
-    for (op, slot) in [(Op::Insert, present), (Op::Update, absent), (Op::Delete, absent)] {
+    for (op, slot) in [
+        (Op::Insert, present),
+        (Op::Update, absent),
+        (Op::Delete, absent),
+    ] {
         let err = trie.apply(op, &[slot]).unwrap_err();
         assert!(matches!(err, BpfError::Operation { .. }), "{op:?}: {err}");
     }
