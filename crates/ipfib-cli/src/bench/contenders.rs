@@ -265,34 +265,52 @@ fn bpf<A: Address>() -> Contender<A> {
     }
 }
 
+/// The kernel's BPF LPM trie with feature `bpf`, else nothing.
+fn bpf_list<A: Address>() -> Vec<Contender<A>> {
+    #[cfg(feature = "bpf")]
+    {
+        vec![bpf()]
+    }
+    #[cfg(not(feature = "bpf"))]
+    Vec::new()
+}
+
+/// DPDK's `rte_fib` and `rte_lpm` with feature `dpdk`, else nothing.
+fn dpdk_v4() -> Vec<Contender<u32>> {
+    #[cfg(feature = "dpdk")]
+    {
+        vec![
+            dpdk("dpdk-fib", ipfib_dpdk::DpdkFib::build),
+            dpdk("dpdk-lpm", ipfib_dpdk::DpdkLpm::build),
+        ]
+    }
+    #[cfg(not(feature = "dpdk"))]
+    Vec::new()
+}
+
+/// DPDK's `rte_fib6` and `rte_lpm6` with feature `dpdk`, else nothing.
+fn dpdk_v6() -> Vec<Contender<u128>> {
+    #[cfg(feature = "dpdk")]
+    {
+        vec![
+            dpdk("dpdk-fib6", ipfib_dpdk::DpdkFib6::build),
+            dpdk("dpdk-lpm6", ipfib_dpdk::DpdkLpm6::build),
+        ]
+    }
+    #[cfg(not(feature = "dpdk"))]
+    Vec::new()
+}
+
 /// Extra IPv4 comparators: DPDK's `rte_fib` and `rte_lpm` with feature `dpdk`, the kernel's
 /// BPF LPM trie with feature `bpf`.
 pub fn extra_v4() -> Vec<Contender<u32>> {
-    #[allow(unused_mut)]
-    let mut list = Vec::new();
-    #[cfg(feature = "dpdk")]
-    list.extend([
-        dpdk("dpdk-fib", ipfib_dpdk::DpdkFib::build),
-        dpdk("dpdk-lpm", ipfib_dpdk::DpdkLpm::build),
-    ]);
-    #[cfg(feature = "bpf")]
-    list.push(bpf());
-    list
+    dpdk_v4().into_iter().chain(bpf_list()).collect()
 }
 
 /// Extra IPv6 comparators: DPDK's `rte_fib6` and `rte_lpm6` with feature `dpdk`, the kernel's
 /// BPF LPM trie with feature `bpf`.
 pub fn extra_v6() -> Vec<Contender<u128>> {
-    #[allow(unused_mut)]
-    let mut list = Vec::new();
-    #[cfg(feature = "dpdk")]
-    list.extend([
-        dpdk("dpdk-fib6", ipfib_dpdk::DpdkFib6::build),
-        dpdk("dpdk-lpm6", ipfib_dpdk::DpdkLpm6::build),
-    ]);
-    #[cfg(feature = "bpf")]
-    list.push(bpf());
-    list
+    dpdk_v6().into_iter().chain(bpf_list()).collect()
 }
 
 #[cfg(test)]
