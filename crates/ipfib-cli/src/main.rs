@@ -222,6 +222,6 @@ mod tests {
                 assert!(!help.contains("see `ipfib"), "{name}: a pointer elsewhere");
             }
         }
-        assert_eq!(seen, 4, "lookup, stats, replay, save");
+        assert_eq!(seen, 5, "lookup, stats, replay, save, bench-ops");
     }
 }
