@@ -14,6 +14,11 @@ have_libdpdk() {
     command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libdpdk
 }
 
+have_bpf_toolchain() {
+    command -v clang >/dev/null 2>&1 && command -v pkg-config >/dev/null 2>&1 &&
+        pkg-config --exists libbpf
+}
+
 # Everything this run installs outside the project, said before anything is done (each step's
 # script installs its own, and skips saying so where it cannot).
 announce_installs() {
@@ -23,6 +28,9 @@ announce_installs() {
     fi
     if ! have_libdpdk && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         items+=("Debian's libdpdk-dev and pkg-config, system-wide (apt-get, as root: scripts/install-dpdk.sh)")
+    fi
+    if ! have_bpf_toolchain && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        items+=("Debian's clang, libbpf-dev and pkg-config, system-wide (apt-get, as root: scripts/install-bpf.sh)")
     fi
     if ! rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src'; then
         items+=("the nightly Rust toolchain with rust-src (rustup toolchain install: the aarch64 check)")
@@ -99,8 +107,31 @@ install_dpdk() {
         echo "libdpdk is not installed (scripts/install-dpdk.sh needs root and apt): DPDK's comparators are not built or tested"
     fi
 }
+# The kernel's BPF LPM trie (bench comparator `bpf-lpm-trie`, `ipfib bench-ops`): clang compiles
+# its BPF programs and the shim links libbpf (scripts/install-bpf.sh), installed first when
+# this runs as root with apt; where they cannot be had it is not built, and this step says so.
+# Its tests skip, saying why, where the kernel refuses BPF.
+install_bpf() {
+    if ! have_bpf_toolchain && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        local install_log
+        install_log=$(mktemp)
+        if ! bash scripts/install-bpf.sh >"$install_log" 2>&1; then
+            tail -n 5 "$install_log"
+            rm -f "$install_log"
+            echo "installing clang and libbpf failed: the BPF trie is not built or tested"
+            return 1
+        fi
+        rm -f "$install_log"
+    fi
+    if have_bpf_toolchain; then
+        echo "clang $(clang -dumpversion) and libbpf $(pkg-config --modversion libbpf) are installed: the BPF trie is built and tested"
+    else
+        echo "clang or libbpf is missing (scripts/install-bpf.sh needs root and apt): the BPF trie is not built or tested"
+    fi
+}
 run_step "format" cargo fmt --all -- --check
 run_step "dpdk" install_dpdk
+run_step "bpf" install_bpf
 read -r -a features <<<"$(bash scripts/features.sh)"
 
 run_tests() {

@@ -23,6 +23,7 @@ macro_rules! note {
 
 mod addresses;
 mod bench;
+mod bench_ops;
 mod cleanup;
 mod completions;
 mod convert;
@@ -67,6 +68,9 @@ enum Command {
     Stats(stats::Args),
     /// Compare every engine (and peer libraries) on one table and trace.
     Bench(bench::Args),
+    /// Time inserts, lookups, updates, deletes and freeing a table: LiveFib, Patricia and the
+    /// kernel's BPF LPM trie (feature `bpf`).
+    BenchOps(bench_ops::Args),
     /// Convert a FIB (text or MRT) to the text format.
     Convert(convert::Args),
     /// Replay a BGP update stream (MRT or text) into a live table while threads look up.
@@ -159,6 +163,7 @@ fn main() -> ExitCode {
         Command::Lookup(args) => lookup::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::BenchOps(args) => bench_ops::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Follow(args) => follow::run(args),
@@ -221,6 +226,6 @@ mod tests {
                 assert!(!help.contains("see `ipfib"), "{name}: a pointer elsewhere");
             }
         }
-        assert_eq!(seen, 5, "lookup, stats, replay, save, follow");
+        assert_eq!(seen, 6, "lookup, stats, replay, save, follow, bench-ops");
     }
 }

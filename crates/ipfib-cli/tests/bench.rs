@@ -52,7 +52,18 @@ fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     v
 }
 
+/// The rows of a JSON file, without the kernel's BPF trie's (feature `bpf`): it joins only
+/// where the kernel allows BPF, so these tests count the others; its own rows are checked by
+/// `the_kernel_trie_is_timed_through_its_program` (and its answers by every run's agreement
+/// check).
 fn read_json(path: &Path) -> Vec<Value> {
+    read_all_json(path)
+        .into_iter()
+        .filter(|r| r["engine"] != "bpf-lpm-trie")
+        .collect()
+}
+
+fn read_all_json(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap();
     match serde_json::from_str(&text).unwrap() {
         Value::Array(rows) => rows,
@@ -581,4 +592,42 @@ fn progress_is_written_as_lines_when_stderr_is_a_pipe() {
         stderr.contains("bench: generating a 400-prefix IPv6 table"),
         "{stderr}"
     );
+}
+
+#[test]
+fn the_kernel_trie_is_timed_through_its_program() {
+    if !cfg!(feature = "bpf") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bpf.json");
+    let (_, stderr) = ok(&with(&[
+        "--family",
+        "4",
+        "--engines",
+        "reference,bpf-lpm-trie",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    let rows: Vec<Value> = read_all_json(&json)
+        .into_iter()
+        .filter(|r| r["engine"] == "bpf-lpm-trie")
+        .collect();
+    if rows.is_empty() {
+        // The kernel refused BPF: the bench says why.
+        assert!(stderr.contains("bpf-lpm-trie left out"), "{stderr}");
+        return;
+    }
+    for r in &rows {
+        let (call, native) = (r["call"].as_str().unwrap(), &r["native"]);
+        match r["path"].as_str().unwrap() {
+            "single" => assert_eq!(call, "lookup", "{r}"),
+            _ => assert_eq!(
+                (call, &native["selected"]),
+                ("BPF_PROG_TEST_RUN", &Value::from("bpf_loop")),
+                "{r}"
+            ),
+        }
+        assert_eq!(r["ours"], false, "{r}");
+    }
 }

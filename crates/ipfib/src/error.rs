@@ -62,6 +62,14 @@ pub enum LookupError {
         /// Number of result slots.
         out: usize,
     },
+    /// A comparator outside ipfib (a kernel map, a C library) could not answer.
+    #[error("{engine}: {reason}")]
+    Backend {
+        /// The comparator.
+        engine: &'static str,
+        /// What failed.
+        reason: String,
+    },
 }
 
 /// Errors from building an engine.

@@ -28,7 +28,7 @@ mod peers;
 mod plot;
 mod progress;
 mod report;
-mod source;
+pub(crate) mod source;
 mod summary;
 mod verify;
 

@@ -91,6 +91,12 @@ impl NativeInfo {
 #[cfg(feature = "dpdk")]
 pub use dpdk::Dpdk;
 
+#[cfg(feature = "bpf")]
+#[path = "native_bpf.rs"]
+mod bpf;
+#[cfg(feature = "bpf")]
+pub use bpf::Bpf;
+
 #[cfg(feature = "dpdk")]
 mod dpdk {
     use std::hint::black_box;
