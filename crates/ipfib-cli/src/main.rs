@@ -38,6 +38,7 @@ mod man;
 mod oom;
 mod output;
 mod replay;
+mod rss;
 mod save;
 mod stats;
 

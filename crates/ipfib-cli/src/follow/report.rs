@@ -2,6 +2,7 @@
 //! a progress line per interval (with that interval's update visibility), and the JSON report
 //! at exit.
 
+use crate::rss::rss;
 use std::time::{Duration, Instant};
 
 use ipfib::LiveFib;
@@ -192,16 +193,4 @@ impl Progress {
             "seconds": self.started.elapsed().as_secs_f64(),
         })
     }
-}
-
-/// A size field of `/proc/self/status` in bytes; 0 where there is none.
-fn rss(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix(field)?.strip_prefix(':').map(str::to_string))
-        })
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
 }

@@ -14,6 +14,7 @@
 mod check;
 mod load;
 
+use crate::rss::rss;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -373,17 +374,4 @@ fn submit(
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     Visibility::percentile(sorted, q)
-}
-
-/// A size field of `/proc/self/status` in bytes (`VmRSS` now, `VmHWM` the peak); 0 where
-/// there is no such file.
-fn rss(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix(field)?.strip_prefix(':').map(str::to_string))
-        })
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
 }
