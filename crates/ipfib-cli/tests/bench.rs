@@ -63,6 +63,17 @@ fn read_json(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// Checks the row count, naming the run's "left out" notes when a comparator did not join
+/// (a DPDK EAL or a kernel that refused, say), so a missing row says why.
+fn assert_rows(rows: &[Value], expected: usize, stderr: &str) {
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.contains("left out")).collect();
+    assert_eq!(
+        rows.len(),
+        expected,
+        "rows missing; the run said: {notes:#?}"
+    );
+}
+
 fn read_all_json(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap();
     match serde_json::from_str(&text).unwrap() {
@@ -168,7 +179,7 @@ fn planb_lines_per_lookup_follow_the_path() {
 fn json_has_every_field_and_one_checksum_per_mode() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
-    ok(&with(&[
+    let (_, stderr) = ok(&with(&[
         "--mode",
         "throughput,latency,repeated",
         "--threads",
@@ -178,7 +189,7 @@ fn json_has_every_field_and_one_checksum_per_mode() {
     ]));
     let rows = read_json(&json);
     // Engines x (2 throughput + 1 latency + 2 repeated paths) x 2 thread counts.
-    assert_eq!(rows.len(), engines(6).len() * 5 * 2);
+    assert_rows(&rows, engines(6).len() * 5 * 2, &stderr);
     for r in &rows {
         for field in [
             "engine",
@@ -330,7 +341,7 @@ fn fib_and_trace_files_give_the_checksum_of_the_right_answers() {
     )
     .unwrap();
     let json = dir.path().join("out.json");
-    ok(&[
+    let (_, stderr) = ok(&[
         "--fib",
         fib.to_str().unwrap(),
         "--family",
@@ -344,7 +355,7 @@ fn fib_and_trace_files_give_the_checksum_of_the_right_answers() {
     ]);
     let expected = fnv(&[Some(3), Some(2), Some(1), None, Some(4), None]);
     let rows = read_json(&json);
-    assert_eq!(rows.len(), engines(4).len() * 2);
+    assert_rows(&rows, engines(4).len() * 2, &stderr);
     for r in &rows {
         assert_eq!(r["checksum"], expected.as_str(), "{r}");
         assert_eq!(r["family"], "IPv4");
@@ -456,7 +467,7 @@ fn the_real_dfz_table_benches_with_all_engines_agreeing() {
     let fib = data.join("ipv6/ipv6-ris-dfz10-20241220.txt.gz");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("dfz.json");
-    ok(&[
+    let (_, stderr) = ok(&[
         "--fib",
         fib.to_str().unwrap(),
         "--trace",
@@ -469,7 +480,7 @@ fn the_real_dfz_table_benches_with_all_engines_agreeing() {
         json.to_str().unwrap(),
     ]);
     let rows = read_json(&json);
-    assert_eq!(rows.len(), engines(6).len() * 2);
+    assert_rows(&rows, engines(6).len() * 2, &stderr);
     let ([_, routes], _) = common::count_text_table(&fib);
     assert!(routes > 0);
     assert!(rows.iter().all(|r| r["prefixes"] == routes as u64));

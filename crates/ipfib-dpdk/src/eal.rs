@@ -14,7 +14,8 @@
 //! 64 MiB) are fast only there: on this project's AMD EPYC machine `rte_fib6` on dfz10 read
 //! 61 M lookups/s on 4 KiB pages and 73 on 2 MiB ones. So when the system has enough free huge
 //! pages for `-m` (`scripts/setup-hugepages.sh` reserves them) the EAL maps its memory from
-//! them (`--in-memory`: no files, nothing shared); otherwise, or with `IPFIB_DPDK_PAGES=small`,
+//! them as its heap grows (`--in-memory --socket-limit`: no files, nothing shared, so processes
+//! running at once each take only what they use); otherwise, or with `IPFIB_DPDK_PAGES=small`,
 //! it runs with `--no-huge` from a memory file (memfd) whose 4 KiB pages the kernel backs only
 //! when DPDK touches them, and [`EalInfo::huge_page_bytes`] says so: the comparators are exact
 //! either way, but only the first is DPDK at its best.
@@ -166,20 +167,22 @@ fn huge_pages_in(meminfo: &str, mem_mib: u64) -> Option<u64> {
 
 fn start_on_this_thread(mem_mib: u64) -> Result<EalInfo, DpdkError> {
     let huge_page_bytes = huge_pages_for(mem_mib);
-    // Huge pages: in memory only (no hugetlbfs files, no shared config); else 4 KiB pages.
-    let pages = if huge_page_bytes.is_some() {
-        "--in-memory"
+    // Huge pages: in memory only (no hugetlbfs files, no shared config), taken as the heap
+    // grows up to the limit. Preallocating them (`-m`) made concurrent processes fail: each
+    // saw 4,608 MiB free and asked for 4,096 (`ipfib bench` tests run in parallel). 4 KiB
+    // pages: `-m` maps a memory file the kernel backs only where DPDK touches it.
+    let pages: [String; 2] = if huge_page_bytes.is_some() {
+        ["--in-memory".into(), format!("--socket-limit={mem_mib}")]
     } else {
-        "--no-huge"
+        ["--no-huge".into(), format!("-m{mem_mib}")]
     };
     let args: Vec<String> = vec![
         "ipfib".into(),
         "-l".into(),
         first_allowed_cpu().to_string(),
-        pages.into(),
+        pages[0].clone(),
+        pages[1].clone(),
         "--no-pci".into(),
-        "-m".into(),
-        mem_mib.to_string(),
         "--no-shconf".into(),
         "--no-telemetry".into(),
         "--force-max-simd-bitwidth=512".into(),
@@ -247,7 +250,14 @@ pub(crate) fn check_memory(
     eal: &EalInfo,
     needed_bytes: u64,
 ) -> Result<(), DpdkError> {
-    let (_, free) = heap_stats();
+    let (allocated, heap_free) = heap_stats();
+    // On huge pages the heap grows on demand up to the limit, so what it has free now
+    // understates what it can still give.
+    let free = if eal.huge_page_bytes.is_some() {
+        (eal.mem_mib * MIB).saturating_sub(allocated)
+    } else {
+        heap_free
+    };
     if needed_bytes > free {
         return Err(DpdkError::Memory {
             engine,
