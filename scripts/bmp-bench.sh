@@ -7,17 +7,25 @@
 #   2. steady updates: N adds and N withdrawals of /24s through GoBGP's API, one `gobgp global
 #      rib add|del` at a time (as fast as the CLI goes), and follow's visibility from receipt
 #      (its per-interval p50/p99 lines while they run);
-#   3. memory: follow's RSS with the full table, against `ipfib stats` (a static table alone).
-# Everything runs pinned to CPU ${CPU:-0} (both gobgpd, follow and the polls share it).
+#   3. lookups during the feed: READERS threads of follow (`--readers`) look up a matched trace
+#      of the table all along; their rate in the intervals with steady updates against the
+#      quiet intervals just before them (same table, same process);
+#   4. memory: follow's RSS with the full table, against `ipfib stats` (a static table alone).
+# Both gobgpd, the injection and the polls run pinned to CPU ${CPU:-0}; follow (station,
+# rebuilder, readers) to CPU ${FOLLOW_CPU:-1} (the same CPU when the machine has one).
 #
 # Usage: scripts/bmp-bench.sh [IPFIB]   (default: the test profile's binary, opt-level 2;
-# STEADY=N adds and N withdrawals, 500 by default)
+# STEADY=N adds and N withdrawals, 500 by default; READERS=N lookup threads, default 1;
+# QUIET=S seconds of quiet intervals before the steady part, default 6)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 cpu=${CPU:-0}
+follow_cpu=${FOLLOW_CPU:-$(($(nproc) > 1 ? 1 : 0))}
 steady=${STEADY:-500}
+readers=${READERS:-1}
+quiet=${QUIET:-6}
 fib="$root/../shared/data/ipv4/ipv4-bgpdump-et-20151023.txt.gz"
 ipfib=${1:-${CARGO_TARGET_DIR:-$root/target}/debug/ipfib}
 [ -x "$ipfib" ] || cargo build --quiet --profile test -p ipfib-cli --bin ipfib
@@ -48,8 +56,13 @@ else
     pin python3 scripts/fib-to-mrt-rib.py "$fib" "$work/full.mrt"
 fi
 
-taskset -c "$cpu" "$ipfib" follow --bmp 127.0.0.1:0 --socket "$work/fib.sock" --interval 1s \
-    --json "$work/follow.json" 2>"$work/follow.log" &
+reader_args=()
+if [ "$readers" -gt 0 ]; then
+    pin "$ipfib" gen trace --fib "${RIB_MRT:-$fib}" --kind matched --count 1000000 --out "$work/trace.txt"
+    reader_args=(--readers "$readers" --reader-trace "$work/trace.txt")
+fi
+taskset -c "$follow_cpu" "$ipfib" follow --bmp 127.0.0.1:0 --socket "$work/fib.sock" --interval 1s \
+    "${reader_args[@]}" --json "$work/follow.json" 2>"$work/follow.log" &
 pids+=($!)
 follow_pid=$!
 until grep -q "listening for BMP on" "$work/follow.log"; do sleep 0.05; done
@@ -122,6 +135,10 @@ print(f'memory: follow RSS {r / 2**20:.0f} MiB with {n} routes of one peer = {r 
       f'ipfib stats on the FIB file (a static planb table alone; meaningful for the full table) '
       f'peak RSS {s / 2**20:.0f} MiB; difference {(r - s) / n:.0f} B/route')"
 
+# Quiet intervals (no updates) just before the steady ones: the readers' idle rate.
+quiet_mark=$(wc -l <"$work/follow.log")
+sleep "$quiet"
+
 # Steady updates: adds, then withdrawals, of /24s in 203.0.113.0/24 .. (class 100.64/10).
 mark=$(wc -l <"$work/follow.log")
 t1=$(date +%s.%N)
@@ -140,9 +157,34 @@ rows = [tuple(map(float, m.groups())) for l in sys.stdin
 print(f'steady: {2 * $steady} updates in {$t2 - $t1:.1f} s through the gobgp CLI ({2 * $steady / ($t2 - $t1):.0f}/s); '
       f'follow per-second visibility from receipt: p50 {min(r[1] for r in rows):.0f}-{max(r[1] for r in rows):.0f} us, '
       f'p99 {min(r[2] for r in rows):.0f}-{max(r[2] for r in rows):.0f} us over {len(rows)} intervals')"
+if [ "$readers" -gt 0 ]; then
+    python3 - "$work/follow.log" "$quiet_mark" "$mark" "$readers" <<'PY'
+import re, statistics, sys
+lines = open(sys.argv[1]).read().splitlines()
+quiet_mark, mark, readers = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+def rates(rows, busy):
+    out = []
+    for l in rows:
+        m = re.search(r'\((\d+) updates/s\).*lookups ([0-9.]+) M/s', l)
+        if m and (int(m.group(1)) > 0) == busy:
+            out.append(float(m.group(2)))
+    return out
+# The first quiet line may cover the end of the dump: skip it.
+idle = rates(lines[quiet_mark:mark], False)[1:]
+during = rates(lines[mark:], True)
+if not idle or not during:
+    print(f"lookups: not enough intervals (idle {len(idle)}, during {len(during)})")
+else:
+    i, d = statistics.median(idle), statistics.median(during)
+    print(f"lookups ({readers} reader(s), matched trace, batches of 64): idle {i:.1f} M/s "
+          f"(median of {len(idle)} intervals, {min(idle):.1f}-{max(idle):.1f}), during the steady "
+          f"updates {d:.1f} M/s (median of {len(during)}, {min(during):.1f}-{max(during):.1f}): "
+          f"{100 * d / i:.1f} % of idle")
+PY
+fi
 kill "$follow_pid"
 wait "$follow_pid" || true
 python3 -c "
 import json; d = json.load(open('$work/follow.json'))
 print(f\"follow's report: {d['updates']} updates, visible p50 {d['visible_us_p50']:.0f} us p99 {d['visible_us_p99']:.0f} us (whole run), peak RSS {d['peak_rss_bytes'] >> 20} MiB\")"
-echo "bmp-bench: CPU $(lscpu | sed -n 's/^Model name: *//p'), pinned to CPU $cpu, $(date -u +%F)"
+echo "bmp-bench: CPU $(lscpu | sed -n 's/^Model name: *//p'), gobgpd on CPU $cpu, follow on CPU $follow_cpu, $(date -u +%F)"

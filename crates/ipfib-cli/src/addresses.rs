@@ -130,6 +130,28 @@ pub fn read_family<A: Address>(path: &Path) -> Result<Vec<A>, LoadError> {
     Ok(out)
 }
 
+/// Reads an address list of both families (a trace file, as [`read_family`]): the IPv4 and
+/// the IPv6 addresses apart, in file order; an empty list fails the read.
+pub fn read_both(path: &Path) -> Result<(Vec<u32>, Vec<u128>), LoadError> {
+    let input = ipfib_io::decompress::open_maybe_compressed(path)?;
+    let mut lines = AddressLines::lenient(input, path);
+    let (mut v4, mut v6) = (Vec::new(), Vec::new());
+    while let Some(ip) = lines.next_addr()? {
+        match ip {
+            IpAddr::V4(a) => v4.push(u32::from(a)),
+            IpAddr::V6(a) => v6.push(u128::from(a)),
+        }
+    }
+    if v4.is_empty() && v6.is_empty() {
+        return Err(LoadError::Line {
+            path: path.to_path_buf(),
+            line: 0,
+            reason: "no addresses in the file".into(),
+        });
+    }
+    Ok((v4, v6))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -383,3 +383,58 @@ fn save_writes_a_table_lookup_opens_and_port_zero_is_printed() {
     drop(s);
     f.stop();
 }
+
+#[test]
+fn readers_look_up_while_routes_arrive_and_each_interval_reports_their_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.txt");
+    std::fs::write(
+        &trace,
+        "# both families\n1.0.4.1\n2001:200::1\n10.255.255.255\n",
+    )
+    .unwrap();
+    let f = Follow::start(&["--readers", "2", "--reader-trace", trace.to_str().unwrap()]);
+    let mut s = f.connect(2);
+    s.write_all(dump()).unwrap();
+    wait_for("two End-of-RIB marks", Duration::from_secs(20), || {
+        f.count("EoR ") == 2
+    });
+    wait_for(
+        "a progress line with the lookup rate",
+        Duration::from_secs(20),
+        || f.find(" M/s").is_some_and(|l| l.contains("lookups ")),
+    );
+    drop(s);
+    let json = f.stop();
+    assert!(json["lookups"].as_u64().unwrap() > 0, "{json}");
+    let intervals = json["intervals"].as_array().unwrap();
+    assert!(!intervals.is_empty());
+    assert!(
+        intervals
+            .iter()
+            .any(|i| i["lookup_mlps"].as_f64().unwrap() > 0.0),
+        "{intervals:?}"
+    );
+    assert!(intervals.iter().any(|i| i["updates"].as_u64().unwrap() > 0));
+}
+
+#[test]
+fn readers_need_a_trace_and_a_bad_one_is_named() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ipfib"))
+            .args(["follow", "--bmp", "127.0.0.1:0"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--readers", "1"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--reader-trace"));
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.txt");
+    std::fs::write(&trace, "1.0.4.1\nnot-an-address\n").unwrap();
+    let out = run(&["--readers", "1", "--reader-trace", trace.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("trace.txt:2: not an IP address"), "{err}");
+}

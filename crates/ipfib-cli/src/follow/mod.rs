@@ -2,15 +2,16 @@
 //! answers lookups while routers stream their routes to it.
 //!
 //! Threads: the station (this thread) with its session readers (`ipfib_io::bmp::follow`),
-//! the lookup socket ([`socket`]) with one thread per client, and the saver. Progress and
-//! the final report are [`report`]'s.
+//! the lookup socket ([`socket`]) with one thread per client, the saver, and `--readers`
+//! lookup threads ([`readers`]). Progress and the final report are [`report`]'s.
 
+mod readers;
 mod report;
 mod socket;
 
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -47,6 +48,10 @@ End-of-RIB, and every --interval: routers, peers, routes, updates and update vis
 p50/p99 (from the moment the BMP message finished arriving to the publish that made it
 visible to lookups). SIGINT or SIGTERM ends the run (a second one at once) after a last
 --save and the --json report: routers, peers, routes, updates, visibility, peak RSS.
+
+--readers N looks up the addresses of --reader-trace FILE (one per line, both families; e.g.
+`ipfib gen trace --fib RIB --kind matched`) in N threads, round and round, and each progress
+line adds their lookup rate: the rate while updates arrive against quiet intervals.
 
 --socket PATH answers lookups on a Unix socket: one address per line in, one line out (the
 next hop number, or `-` when no route matches, as `ipfib lookup` prints; with --socket-format
@@ -110,6 +115,15 @@ pub struct Args {
     /// Write a JSON report to FILE at exit.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+
+    /// Lookup threads reading the live table while it follows (see below); needs
+    /// --reader-trace.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "reader_trace")]
+    readers: usize,
+
+    /// The addresses the --readers look up: a trace file, one address per line.
+    #[arg(long, value_name = "FILE")]
+    reader_trace: Option<PathBuf>,
 
     /// BMP sessions at once; more are accepted and closed at once.
     #[arg(long, value_name = "N", default_value_t = 64)]
@@ -179,9 +193,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         max_sessions: args.max_sessions.max(1),
         channel: 1024,
     };
+    let trace = match &args.reader_trace {
+        Some(path) if args.readers > 0 => Some(readers::trace(path)?),
+        _ => None,
+    };
+    let lookups = AtomicU64::new(0);
     let started = Instant::now();
-    let mut progress = report::Progress::new(args.interval, started);
+    let mut progress =
+        report::Progress::new(args.interval, started, trace.as_ref().map(|_| &lookups));
     let result = std::thread::scope(|s| {
+        let reader_threads = match &trace {
+            Some(trace) => readers::start(s, args.readers, trace, &live, stop, &lookups),
+            None => Vec::new(),
+        };
         if let Some(listener) = socket {
             let (live, hops, format) = (&live, &hops, args.socket_format);
             s.spawn(move || socket::serve(listener, live, hops, format, stop));
@@ -216,6 +240,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             progress.observe(&o, &live);
         });
         stop.store(true, Ordering::SeqCst);
+        for r in reader_threads {
+            r.join().expect("the readers do not panic");
+        }
         let saved = saver.map(|h| h.join().expect("the saver does not panic"));
         (station, saved)
     });

@@ -1,8 +1,9 @@
 //! What `ipfib follow` tells: a line per router, session end and End-of-RIB as they happen,
-//! a progress line per interval (with that interval's update visibility), and the JSON report
-//! at exit.
+//! a progress line per interval (with that interval's update visibility and, with
+//! `--readers`, lookup rate), and the JSON report at exit.
 
 use crate::rss::rss;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use ipfib::LiveFib;
@@ -13,9 +14,24 @@ use serde_json::{json, Value};
 /// Visibility samples kept for the final percentiles (later ones overwrite a slot in turn).
 const KEEP: usize = 1 << 20;
 
+/// One progress interval, as the JSON report lists them.
+#[derive(serde::Serialize)]
+struct Interval {
+    /// Seconds from the start to the interval's end.
+    at_s: f64,
+    updates: u64,
+    visible_us_p99: f64,
+    /// The readers' lookups per second over the interval, in millions (with `--readers`).
+    lookup_mlps: Option<f64>,
+}
+
 /// Progress bookkeeping.
-pub struct Progress {
+pub struct Progress<'a> {
     interval: Duration,
+    /// The readers' lookup count, with `--readers`.
+    lookups: Option<&'a AtomicU64>,
+    last_lookups: u64,
+    intervals: Vec<Interval>,
     started: Instant,
     last: Instant,
     last_updates: u64,
@@ -26,11 +42,14 @@ pub struct Progress {
     max_us: f64,
 }
 
-impl Progress {
-    /// Progress lines every `interval`.
-    pub fn new(interval: Duration, started: Instant) -> Progress {
+impl<'a> Progress<'a> {
+    /// Progress lines every `interval`; `lookups` counts the readers' lookups.
+    pub fn new(interval: Duration, started: Instant, lookups: Option<&'a AtomicU64>) -> Self {
         Progress {
             interval,
+            lookups,
+            last_lookups: 0,
+            intervals: Vec::new(),
             started,
             last: started,
             last_updates: 0,
@@ -53,14 +72,31 @@ impl Progress {
         }
         if self.last.elapsed() >= self.interval {
             let v = self.visibility(live);
-            let secs = self.last.elapsed().as_secs_f64();
-            note!(
-                "ipfib follow: {}  ({:.0} updates/s)  visible us p50 {:.0} p99 {:.0}",
-                self.summary(o.station),
-                (self.updates - self.last_updates) as f64 / secs.max(1e-9),
+            let secs = self.last.elapsed().as_secs_f64().max(1e-9);
+            let lookup_mlps = self.lookups.map(|n| {
+                let now = n.load(Ordering::Relaxed);
+                let rate = (now - self.last_lookups) as f64 / secs / 1e6;
+                self.last_lookups = now;
+                rate
+            });
+            let (p50, p99) = (
                 Visibility::percentile(&v, 0.50),
                 Visibility::percentile(&v, 0.99),
             );
+            note!(
+                "ipfib follow: {}  ({:.0} updates/s)  visible us p50 {p50:.0} p99 {p99:.0}{}",
+                self.summary(o.station),
+                (self.updates - self.last_updates) as f64 / secs,
+                lookup_mlps.map_or(String::new(), |m| format!("  lookups {m:.2} M/s")),
+            );
+            if self.intervals.len() < KEEP {
+                self.intervals.push(Interval {
+                    at_s: self.started.elapsed().as_secs_f64(),
+                    updates: self.updates - self.last_updates,
+                    visible_us_p99: p99,
+                    lookup_mlps,
+                });
+            }
             self.last = Instant::now();
             self.last_updates = self.updates;
         }
@@ -188,6 +224,8 @@ impl Progress {
             "visible_us_max": self.max_us,
             "ignored": station.ignored(),
             "next_hops": station.rules().next_hop_addresses().iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+            "lookups": self.lookups.map(|n| n.load(Ordering::Relaxed)),
+            "intervals": self.intervals,
             "peak_rss_bytes": rss("VmHWM"),
             "rss_bytes": rss("VmRSS"),
             "seconds": self.started.elapsed().as_secs_f64(),

@@ -1,9 +1,9 @@
-//! The lookup threads of `ipfib replay`: the same trace, loop and thread count for the static
+//! The lookup threads of `ipfib replay` (the same trace, loop and thread count for the static
 //! engine, the idle live table and the live table during the replay, so the three MLPS figures
-//! compare like with like.
+//! compare like with like) and of `ipfib follow --readers`.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use ipfib::{Fib, NextHop, Reader};
@@ -96,14 +96,15 @@ pub fn while_running<L: Lookups, R>(
     work: impl FnOnce() -> R,
 ) -> (R, f64) {
     let stop = AtomicBool::new(false);
+    let counted = AtomicU64::new(0);
     std::thread::scope(|s| {
         // Tells the threads to stop however this closure ends: a panic in `work` (or in a
         // spawn) would otherwise leave them looping and the scope waiting for them forever.
         let _stop = StopOnDrop(&stop);
         let handles: Vec<_> = (0..threads)
             .map(|i| {
-                let stop = &stop;
-                s.spawn(move || run_thread(make(), trace, i, threads, batch, stop))
+                let (stop, counted) = (&stop, &counted);
+                s.spawn(move || run_thread(make(), trace, i, threads, batch, stop, counted))
             })
             .collect();
         let result = work();
@@ -125,15 +126,17 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
-/// One thread's loop: blocks of the trace, round and round, until told to stop. Returns the
-/// lookups it made and the seconds it ran.
-fn run_thread<L: Lookups>(
+/// One thread's loop (thread `index` of `threads`): blocks of the trace, round and round,
+/// until told to stop, adding each block's lookups to `counted` (for rates per interval).
+/// Returns the lookups it made and the seconds it ran.
+pub fn run_thread<L: Lookups>(
     mut l: L,
     trace: &Trace,
     index: usize,
     threads: usize,
     batch: usize,
     stop: &AtomicBool,
+    counted: &AtomicU64,
 ) -> (u64, f64) {
     let start = Instant::now();
     let mut out = vec![0; batch.max(1)];
@@ -154,6 +157,7 @@ fn run_thread<L: Lookups>(
                 }
             }
             done += block.len() as u64;
+            counted.fetch_add(block.len() as u64, Ordering::Relaxed);
         }
         if n6 > 0 {
             let block = &trace.v6[at6..(at6 + BLOCK).min(n6)];
@@ -167,6 +171,7 @@ fn run_thread<L: Lookups>(
                 }
             }
             done += block.len() as u64;
+            counted.fetch_add(block.len() as u64, Ordering::Relaxed);
         }
         if n4 == 0 && n6 == 0 {
             break;

@@ -12,7 +12,7 @@
 //! (the moment the new version was stored: every lookup that starts later sees it).
 
 mod check;
-mod load;
+pub(crate) mod load;
 
 use crate::rss::rss;
 use std::path::PathBuf;
