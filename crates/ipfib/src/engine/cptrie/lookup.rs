@@ -416,8 +416,18 @@ mod x86 {
         out: &mut [O],
         miss: NextHop,
     ) {
-        // SAFETY: caller's contract.
-        unsafe { batch(v, c, addrs, out, miss) }
+        // The strides the defaults and the sweep use get a walk of their own, their shifts
+        // constants (`View` is copied whole into the inlined walk, so the literal reaches
+        // every use).
+        // SAFETY: caller's contract; only the stride the structure has is passed on.
+        unsafe {
+            match v.stride {
+                6 => batch(View { stride: 6, ..v }, c, addrs, out, miss),
+                7 => batch(View { stride: 7, ..v }, c, addrs, out, miss),
+                8 => batch(View { stride: 8, ..v }, c, addrs, out, miss),
+                _ => batch(v, c, addrs, out, miss),
+            }
+        }
     }
 
     /// [`answer`] with the features enabled.
@@ -430,7 +440,14 @@ mod x86 {
         c: C,
         addr: A,
     ) -> Option<NextHop> {
-        // SAFETY: caller's contract.
-        unsafe { answer(v, c, addr) }
+        // SAFETY: caller's contract; as for [`batch_x86`].
+        unsafe {
+            match v.stride {
+                6 => answer(View { stride: 6, ..v }, c, addr),
+                7 => answer(View { stride: 7, ..v }, c, addr),
+                8 => answer(View { stride: 8, ..v }, c, addr),
+                _ => answer(v, c, addr),
+            }
+        }
     }
 }

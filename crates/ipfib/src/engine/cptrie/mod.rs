@@ -10,10 +10,11 @@
 //! insertion order, and a node exists only where answers differ below it.
 //!
 //! Modules: `layout` (arrays and bit extraction), `build` (route table → arrays), `lookup`
-//! (single and batched walks), `validate` (invariants).
+//! (single and batched walks), `lines` (the cache-line model), `validate` (invariants).
 
 mod build;
 mod layout;
+mod lines;
 mod lookup;
 mod validate;
 
@@ -272,6 +273,10 @@ impl<A: Family> Lookup<A> for CpTrie<A> {
                 .map(|(name, b)| Detail::bytes(name, b)),
         );
         details
+    }
+
+    fn lines_per_lookup(&self, addrs: &[A]) -> Option<f64> {
+        self.average_lines(addrs)
     }
 
     fn validate(&self) -> Result<(), InvalidStructure> {

@@ -259,6 +259,20 @@ fn validate_rejects_broken_structures() {
 }
 
 #[test]
+fn lines_count_direct_chunk_per_node_leaf_and_next_hop() {
+    let t = table(&[(p4("10.0.0.0/8"), 1), (p4("10.1.2.64/26"), 2)]);
+    let fib = CpTrie::build_with(&t, &BuildOptions::default(), 16, 8).unwrap();
+    assert_eq!(fib.lines_touched(0x0b00_0000), 2, "direct entry + next hop");
+    // 10.1/16 is a node (10.1.2.64/26 below it), 10.1.2/24 another: two chunks.
+    let deep = fib.lines_touched(0x0a01_0241);
+    assert!(
+        (5..=7).contains(&deep),
+        "direct, 2 chunks, leaf, hop: {deep}"
+    );
+    assert_eq!(fib.lines_per_lookup(&[]), None);
+}
+
+#[test]
 fn describe_names_strides_levels_nodes_and_bytes() {
     let t = table(&[(p4("10.1.2.0/24"), 1), (p4("10.1.2.3/32"), 2)]);
     let fib = CpTrie::build_with(&t, &BuildOptions::default(), 16, 8).unwrap();

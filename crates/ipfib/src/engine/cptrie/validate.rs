@@ -29,7 +29,7 @@ pub fn check<A: Family>(t: &CpTrie<A>) -> Result<(), InvalidStructure> {
         return Err(bad("empty next-hop or leaf array".into()));
     }
     let per_node = 1usize << (t.stride - MIN_STRIDE);
-    if t.chunks.len() % per_node != 0 {
+    if !t.chunks.len().is_multiple_of(per_node) {
         return Err(bad(format!(
             "{} chunks for nodes of {per_node}",
             t.chunks.len()
