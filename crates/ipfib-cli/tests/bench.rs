@@ -218,14 +218,14 @@ fn json_has_every_field_and_one_checksum_per_mode() {
         ] {
             assert!(r.get(field).is_some(), "{field} missing in {r}");
         }
-        // PlanB, Poptrie and DXR model the lines they read (the direct entry plus at least one
+        // PlanB, Poptrie, CP-Trie and DXR model the lines they read (the direct entry plus at least one
         // more line: a node, a range chunk or the next hop), so at least 2; Patricia one per
         // node visited; the reference and the peers have no model and say null.
         let lines = &r["lines_per_lookup"];
         match r["engine"].as_str().unwrap() {
             // A staged PlanB batch answers some lookups from one line (the next test).
             "planb" if r["path"] == "batch" => assert!(lines.as_f64().unwrap() >= 1.0, "{r}"),
-            "planb" | "poptrie" | "dxr" | "d16r" | "d20r" => {
+            "planb" | "poptrie" | "cptrie" | "dxr" | "d16r" | "d20r" => {
                 assert!(lines.as_f64().unwrap() >= 2.0, "{r}")
             }
             "patricia" => assert!(lines.as_f64().unwrap() >= 1.0, "{r}"),

@@ -1,7 +1,9 @@
 //! Poptrie's direct-table width, measured: for each width `s` in `BITS` (comma-separated;
 //! default 12,14,16,18,20), build time, bytes, nodes per level, model lines per lookup, and
 //! batched M lookups/s on matched and uniform traces, with PlanB timed in the same rounds
-//! (engines alternate run by run, so their ratio survives the machine's drift).
+//! (engines alternate run by run, so their ratio survives the machine's drift). CP-Trie
+//! configurations join the same rounds with `CPTRIE=s:k,...` (direct-table bits `s`, node
+//! stride `k`), so CP-Trie's strides are chosen against Poptrie and PlanB in one run.
 //!
 //! `taskset -c 1 cargo run --release -p ipfib --example poptrie_speed -- FILE`
 //! (`N` trace length, default 2^21; `ROUNDS`, default 7; `BITS`; `SINGLE=1` adds single
@@ -10,6 +12,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use ipfib::engine::cptrie::CpTrie;
 use ipfib::engine::poptrie::{Family, Poptrie};
 use ipfib::{Address, BuildOptions, Lookup, RouteTable};
 use ipfib_gen::TraceKind;
@@ -44,7 +47,22 @@ fn single<A: Address>(e: &dyn Lookup<A>, trace: &[A]) -> f64 {
     trace.len() as f64 / t.elapsed().as_secs_f64() / 1e6
 }
 
-fn run<A: Family>(table: &RouteTable<A>, default_bits: &str) {
+/// Prints one structure's build time, bytes and `describe` line.
+fn report<A: Address>(name: &str, e: &dyn Lookup<A>, build_ms: f64, prefixes: usize) {
+    let d: Vec<String> = e
+        .describe()
+        .iter()
+        .map(|d| format!("{} {}", d.name, d.value))
+        .collect();
+    println!(
+        "{name}: build {build_ms:.1} ms, {} bytes ({:.2} B/prefix)\n  {}",
+        e.memory_bytes(),
+        e.memory_bytes() as f64 / prefixes as f64,
+        d.join(", ")
+    );
+}
+
+fn run<A: Family + ipfib::engine::cptrie::Family>(table: &RouteTable<A>, default_bits: &str) {
     let bits: Vec<u32> = std::env::var("BITS")
         .unwrap_or_else(|_| default_bits.to_string())
         .split(',')
@@ -70,19 +88,23 @@ fn run<A: Family>(table: &RouteTable<A>, default_bits: &str) {
     for &s in &bits {
         let t0 = Instant::now();
         let p = Poptrie::build_with(table, &options, s).expect("poptrie");
-        let ms = t0.elapsed().as_secs_f64() * 1e3;
-        let d: Vec<String> = p
-            .describe()
-            .iter()
-            .map(|d| format!("{} {}", d.name, d.value))
-            .collect();
-        println!(
-            "s={s}: build {ms:.1} ms, {} bytes ({:.2} B/prefix)\n  {}",
-            p.memory_bytes(),
-            p.memory_bytes() as f64 / table.len() as f64,
-            d.join(", ")
+        let name = format!("poptrie s={s}");
+        report(&name, &p, t0.elapsed().as_secs_f64() * 1e3, table.len());
+        engines.push((name, Box::new(p)));
+    }
+    for config in std::env::var("CPTRIE").unwrap_or_default().split(',') {
+        let Some((s, k)) = config.split_once(':') else {
+            continue;
+        };
+        let (s, k): (u32, u32) = (
+            s.parse().expect("CPTRIE: s:k pairs"),
+            k.parse().expect("CPTRIE: s:k pairs"),
         );
-        engines.push((format!("poptrie s={s}"), Box::new(p)));
+        let t0 = Instant::now();
+        let c = CpTrie::build_with(table, &options, s, k).expect("cptrie");
+        let name = format!("cptrie {s}:{k}");
+        report(&name, &c, t0.elapsed().as_secs_f64() * 1e3, table.len());
+        engines.push((name, Box::new(c)));
     }
     let kinds = match std::env::var("TRACE").as_deref() {
         Ok("matched") => vec![TraceKind::Matched],
@@ -111,7 +133,7 @@ fn run<A: Family>(table: &RouteTable<A>, default_bits: &str) {
             let lines = e.lines_per_lookup(&trace[..trace.len().min(200_000)]);
             let m = median(batch[i].clone());
             print!(
-                "  {name:14} batch {m:7.1} MLPS ({:.2}x planb)  lines/lookup {}",
+                "  {name:15} batch {m:7.1} MLPS ({:.2}x planb)  lines/lookup {}",
                 m / base,
                 lines.map_or("-".into(), |l| format!("{l:.2}"))
             );

@@ -28,6 +28,7 @@
 //! ```
 
 mod absent;
+pub mod cptrie;
 pub mod dxr;
 pub mod patricia;
 pub mod planb;

@@ -4,6 +4,7 @@
 use std::any::Any;
 use std::fmt;
 
+use super::cptrie::CpTrie;
 use super::dxr::{Best, Dxr, D16R, D20R};
 use super::patricia::Patricia;
 use super::planb::PlanB;
@@ -26,6 +27,10 @@ static ENGINES: &[EngineInfo] = &[
     EngineInfo::new::<Poptrie<u32>, Poptrie<u128>>(
         "poptrie",
         "64-ary popcount trie with leaf compression and a direct table (Asai & Ohara, SIGCOMM '15)",
+    ),
+    EngineInfo::new::<CpTrie<u32>, CpTrie<u128>>(
+        "cptrie",
+        "Poptrie with wide nodes: 64-bit bitmap chunks beside cumulative popcounts (Islam & Khan, HPSR '21)",
     ),
     // DXR is IPv4 only: its 16-bit range starts need the direct table to resolve all but 16
     // bits, which for IPv6 means a table over 112 bits (see the dxr module and BENCHMARKS.md).
