@@ -12,7 +12,9 @@
 #      quiet intervals just before them (same table, same process);
 #   4. memory: follow's RSS with the full table, against `ipfib stats` (a static table alone).
 # Both gobgpd, the injection and the polls run pinned to CPU ${CPU:-0}; follow (station,
-# rebuilder, readers) to CPU ${FOLLOW_CPU:-1} (the same CPU when the machine has one).
+# rebuilder, readers) to CPU ${FOLLOW_CPU:-1} (the same CPU when the machine has one), or with
+# READER_CPUS=LIST its readers to those CPUs (`--reader-cpus`, a data plane's lookup cores) and
+# the rest of follow to FOLLOW_CPU.
 #
 # Usage: scripts/bmp-bench.sh [IPFIB]   (default: the test profile's binary, opt-level 2;
 # STEADY=N adds and N withdrawals, 500 by default; READERS=N lookup threads, default 1;
@@ -25,6 +27,7 @@ cpu=${CPU:-0}
 follow_cpu=${FOLLOW_CPU:-$(($(nproc) > 1 ? 1 : 0))}
 steady=${STEADY:-500}
 readers=${READERS:-1}
+reader_cpus=${READER_CPUS:-}
 quiet=${QUIET:-6}
 fib="$root/../shared/data/ipv4/ipv4-bgpdump-et-20151023.txt.gz"
 ipfib=${1:-${CARGO_TARGET_DIR:-$root/target}/debug/ipfib}
@@ -61,7 +64,12 @@ if [ "$readers" -gt 0 ]; then
     pin "$ipfib" gen trace --fib "${RIB_MRT:-$fib}" --kind matched --count 1000000 --out "$work/trace.txt"
     reader_args=(--readers "$readers" --reader-trace "$work/trace.txt")
 fi
-taskset -c "$follow_cpu" "$ipfib" follow --bmp 127.0.0.1:0 --socket "$work/fib.sock" --interval 1s \
+follow_cpus=$follow_cpu
+if [ -n "$reader_cpus" ] && [ "$readers" -gt 0 ]; then
+    reader_args+=(--reader-cpus "$reader_cpus")
+    follow_cpus="$follow_cpu,$reader_cpus"
+fi
+taskset -c "$follow_cpus" "$ipfib" follow --bmp 127.0.0.1:0 --socket "$work/fib.sock" --interval 1s \
     "${reader_args[@]}" --json "$work/follow.json" 2>"$work/follow.log" &
 pids+=($!)
 follow_pid=$!
@@ -187,4 +195,4 @@ wait "$follow_pid" || true
 python3 -c "
 import json; d = json.load(open('$work/follow.json'))
 print(f\"follow's report: {d['updates']} updates, visible p50 {d['visible_us_p50']:.0f} us p99 {d['visible_us_p99']:.0f} us (whole run), peak RSS {d['peak_rss_bytes'] >> 20} MiB\")"
-echo "bmp-bench: CPU $(lscpu | sed -n 's/^Model name: *//p'), gobgpd on CPU $cpu, follow on CPU $follow_cpu, $(date -u +%F)"
+echo "bmp-bench: CPU $(lscpu | sed -n 's/^Model name: *//p'), gobgpd on CPU $cpu, follow on CPU $follow_cpu${reader_cpus:+, its readers on CPU $reader_cpus}, $(date -u +%F)"

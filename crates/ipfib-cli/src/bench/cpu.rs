@@ -24,13 +24,21 @@ pub fn allowed() -> Vec<usize> {
 /// Restricts the calling thread to one CPU; false when the kernel refuses (the thread then runs
 /// unpinned, which the report says).
 pub fn pin_current(cpu: usize) -> bool {
-    if cpu >= libc::CPU_SETSIZE as usize {
+    pin_current_to(&[cpu])
+}
+
+/// Restricts the calling thread (and the threads it starts later) to `cpus`; false when one is
+/// out of range, the list is empty or the kernel refuses.
+pub fn pin_current_to(cpus: &[usize]) -> bool {
+    if cpus.is_empty() || cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
         return false;
     }
     // SAFETY: as in `allowed`, all-zero is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu < CPU_SETSIZE` was checked above, so the bit is inside `set`.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
+    for &cpu in cpus {
+        // SAFETY: `cpu < CPU_SETSIZE` was checked above, so the bit is inside `set`.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
     // SAFETY: pid 0 is the calling thread; size and pointer describe `set`.
     unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) == 0 }
 }

@@ -19,7 +19,7 @@
 //! While it runs: a bar on a terminal, a line per stage elsewhere ([`progress`](mod@progress)).
 
 mod contenders;
-mod cpu;
+pub(crate) mod cpu;
 pub mod limits;
 mod modes;
 mod native;

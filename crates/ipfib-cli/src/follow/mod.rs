@@ -52,6 +52,8 @@ visible to lookups). SIGINT or SIGTERM ends the run (a second one at once) after
 --readers N looks up the addresses of --reader-trace FILE (one per line, both families; e.g.
 `ipfib gen trace --fib RIB --kind matched`) in N threads, round and round, and each progress
 line adds their lookup rate: the rate while updates arrive against quiet intervals.
+--reader-cpus 2,3 pins them (a data plane's lookup cores) and keeps the rest of follow off
+those CPUs.
 
 --socket PATH answers lookups on a Unix socket: one address per line in, one line out (the
 next hop number, or `-` when no route matches, as `ipfib lookup` prints; with --socket-format
@@ -125,6 +127,16 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     reader_trace: Option<PathBuf>,
 
+    /// Pin the --readers to these CPUs (one each, in turn) and keep the rest of follow off
+    /// them.
+    #[arg(
+        long,
+        value_name = "CPU,..",
+        value_delimiter = ',',
+        requires = "readers"
+    )]
+    reader_cpus: Vec<usize>,
+
     /// BMP sessions at once; more are accepted and closed at once.
     #[arg(long, value_name = "N", default_value_t = 64)]
     max_sessions: usize,
@@ -163,6 +175,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 /// Runs the station until SIGINT or SIGTERM.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if !args.reader_cpus.is_empty() {
+        readers::keep_off(&args.reader_cpus)?;
+    }
     let families = Families::of_engine(args.engine.name())?;
     let options = LiveOptions::default()
         .with_delay(Duration::from_micros(args.delay_us))
@@ -203,7 +218,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report::Progress::new(args.interval, started, trace.as_ref().map(|_| &lookups));
     let result = std::thread::scope(|s| {
         let reader_threads = match &trace {
-            Some(trace) => readers::start(s, args.readers, trace, &live, stop, &lookups),
+            Some(trace) => readers::start(
+                s,
+                args.readers,
+                &args.reader_cpus,
+                trace,
+                &live,
+                stop,
+                &lookups,
+            ),
             None => Vec::new(),
         };
         if let Some(listener) = socket {

@@ -21,6 +21,11 @@ struct Interval {
     at_s: f64,
     updates: u64,
     visible_us_p99: f64,
+    /// From receipt until the rebuilder took the change (station, coalescing delay, a build
+    /// or compaction step in progress).
+    waiting_us_p99: f64,
+    /// From taken until the version with it was stored.
+    building_us_p99: f64,
     /// The readers' lookups per second over the interval, in millions (with `--readers`).
     lookup_mlps: Option<f64>,
 }
@@ -79,39 +84,44 @@ impl<'a> Progress<'a> {
                 self.last_lookups = now;
                 rate
             });
-            let (p50, p99) = (
-                Visibility::percentile(&v, 0.50),
-                Visibility::percentile(&v, 0.99),
-            );
+            let p99 = |of: &[f64]| Visibility::percentile(of, 0.99);
+            let interval = Interval {
+                at_s: self.started.elapsed().as_secs_f64(),
+                updates: self.updates - self.last_updates,
+                visible_us_p99: p99(&v.total),
+                waiting_us_p99: p99(&v.waiting),
+                building_us_p99: p99(&v.building),
+                lookup_mlps,
+            };
             note!(
-                "ipfib follow: {}  ({:.0} updates/s)  visible us p50 {p50:.0} p99 {p99:.0}{}",
+                "ipfib follow: {}  ({:.0} updates/s)  visible us p50 {:.0} p99 {:.0} \
+                 (waiting {:.0}, building {:.0}){}",
                 self.summary(o.station),
-                (self.updates - self.last_updates) as f64 / secs,
+                interval.updates as f64 / secs,
+                Visibility::percentile(&v.total, 0.50),
+                interval.visible_us_p99,
+                interval.waiting_us_p99,
+                interval.building_us_p99,
                 lookup_mlps.map_or(String::new(), |m| format!("  lookups {m:.2} M/s")),
             );
             if self.intervals.len() < KEEP {
-                self.intervals.push(Interval {
-                    at_s: self.started.elapsed().as_secs_f64(),
-                    updates: self.updates - self.last_updates,
-                    visible_us_p99: p99,
-                    lookup_mlps,
-                });
+                self.intervals.push(interval);
             }
             self.last = Instant::now();
             self.last_updates = self.updates;
         }
     }
 
-    /// The visibility of the submissions whose publish has happened (sorted, µs); the others
-    /// wait for the next call.
-    fn visibility(&mut self, live: &LiveFib) -> Vec<f64> {
+    /// The visibility of the submissions whose publish has happened (each part sorted, µs);
+    /// the others wait for the next call.
+    fn visibility(&mut self, live: &LiveFib) -> Visibility {
         let publishes = live.take_publishes();
         let upto = publishes.last().map_or(0, |p| p.upto);
         let (done, wait): (Vec<Submission>, Vec<Submission>) =
             self.pending.drain(..).partition(|s| s.seq <= upto);
         self.pending = wait;
-        let v = visibility(&done, &publishes).total;
-        for &us in &v {
+        let v = visibility(&done, &publishes);
+        for &us in &v.total {
             self.max_us = self.max_us.max(us);
             if self.all.len() < KEEP {
                 self.all.push(us);
