@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Helpers of scripts/bmp-gobgp-tests.sh: polls of `ipfib follow`'s lookup socket and log, and
-the comparison of its saved table with GoBGP's Adj-RIB-In. Every wait has a deadline and polls
+"""Helpers of scripts/bmp-gobgp-tests.sh and scripts/bmp-frr-try.sh: polls of `ipfib follow`'s
+lookup socket and log, and the comparison of its saved table with GoBGP's Adj-RIB-In (or FRR's
+`received-routes`). Every wait has a deadline and polls
 every 10 ms."""
 
 import ipaddress
@@ -27,7 +28,8 @@ def ask(path, addr):
 
 
 def matches(answer, expect):
-    return answer != "-" if expect == "!-" else answer == expect
+    """`expect` is an answer, or `!ANSWER` for any other answer (`!-`: some route)."""
+    return answer != expect[1:] if expect.startswith("!") else answer == expect
 
 
 def wait_answer(path, addr, expect, budget, t0=None):
@@ -83,9 +85,16 @@ def hold(path, addr, log, lines_before, keep, gone_by):
 
 
 def adj_in(path):
-    """prefix -> next-hop address from `gobgp -j neighbor ADDR adj-in`."""
+    """prefix -> next-hop address from `gobgp -j neighbor ADDR adj-in`, or from FRR's
+    `show bgp ipv4|ipv6 unicast neighbors ADDR received-routes json` (`nextHop`, or
+    `nextHopGlobal` for IPv6)."""
     data = json.load(open(path)) or {}
     out = {}
+    if "receivedRoutes" in data or "bgpLocalRouterId" in data:
+        for prefix, r in data.get("receivedRoutes", {}).items():
+            nh = r.get("nextHop") or r.get("nextHopGlobal")
+            out[ipaddress.ip_network(prefix)] = ipaddress.ip_address(nh) if nh else None
+        return out
     for prefix, paths in data.items():
         for p in paths:
             nh = None

@@ -385,3 +385,88 @@ fn a_reconnect_within_the_hold_time_keeps_re_announced_routes_and_sweeps_the_res
     assert_eq!(run.table.len(), 840, "the live session's routes stay");
     let _ = Message::Termination;
 }
+
+const FRR: &[u8] = include_bytes!("data/frr-sample.bin");
+const FRR_ADD_PATH: &[u8] = include_bytes!("data/frr-addpath-sample.bin");
+
+#[test]
+fn the_frr_sample_gives_pre_and_post_policy_their_routes_and_skips_mirroring_and_stats() {
+    // FRR 8.4.4: Initiation, a Peer Down before the peer was ever up, route mirroring of
+    // every BGP message, statistics reports (types 0, 2-5, 11 and 65531), pre- and
+    // post-policy RMs of 2 IPv4 routes and 1 IPv6 route, one IPv4 withdrawal, Peer Down.
+    let v4: IpNet = "198.51.100.0/24".parse().unwrap();
+    let v6: IpNet = "2001:db8:1::/48".parse().unwrap();
+    let gone: IpNet = "203.0.113.0/25".parse().unwrap();
+    for (view, other) in [
+        (View::PrePolicy, "post-policy messages"),
+        (View::PostPolicy, "pre-policy messages"),
+    ] {
+        let expected = reference(FRR, view);
+        assert_eq!(expected.len(), 20);
+        let mut i = 0;
+        let mut most = 0;
+        let mut before_down = HashMap::new();
+        let (station, run, error) = feed(FRR, view, Duration::ZERO, |st, run, end| {
+            assert_eq!(end, expected[i].0);
+            let routes = run.routes(st);
+            assert_eq!(routes, expected[i].1, "{view:?}: after message {i}");
+            most = most.max(routes.len());
+            if i == 18 {
+                before_down = routes;
+            }
+            i += 1;
+        });
+        assert_eq!((i, error), (20, None), "{view:?}");
+        assert_eq!(most, 3, "{view:?}");
+        assert_eq!(before_down.len(), 2, "{view:?}");
+        assert_eq!(before_down[&v4], "192.0.2.7".parse::<IpAddr>().unwrap());
+        assert_eq!(before_down[&v6], "2001:db8::7".parse::<IpAddr>().unwrap());
+        assert!(!before_down.contains_key(&gone));
+        assert!(
+            run.table.is_empty(),
+            "{view:?}: Peer Down withdrew everything"
+        );
+        assert_eq!(station.ignored().get("route mirroring messages"), Some(&6));
+        assert_eq!(station.ignored().get(other), Some(&4), "{view:?}");
+        assert!(!run
+            .notices
+            .iter()
+            .any(|n| matches!(n, Notice::PeerWithoutPeerUp { .. })));
+    }
+}
+
+#[test]
+fn frr_route_monitoring_lacks_the_add_path_identifiers_its_peer_up_negotiated() {
+    // FRR 8.4.4 with ADD-PATH between its peer (send) and itself (receive): the Peer Up
+    // carries both OPENs as sent, so path identifiers are negotiated for IPv4 and IPv6
+    // unicast, but FRR encodes its Route Monitoring UPDATEs without them. The station
+    // follows the Peer Up and rejects the first RM (at byte 344: NLRI 18 c6 33 64, i.e.
+    // 198.51.100.0/24 without a path identifier); bgpkit's BMP parser never applies ADD-PATH
+    // and reads the routes FRR meant.
+    let mut ends = Vec::new();
+    let (_, run, error) = feed(
+        FRR_ADD_PATH,
+        View::PrePolicy,
+        Duration::ZERO,
+        |_, _, end| ends.push(end),
+    );
+    assert_eq!(ends, [34, 85, 344]);
+    match error {
+        Some(Problem::Update(e)) => assert!(
+            e.contains("a path identifier and prefix length in the NLRI needs 5 bytes"),
+            "{e}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(run.table.is_empty());
+    let expected = reference(FRR_ADD_PATH, View::PrePolicy);
+    let last = &expected.last().unwrap().1;
+    assert_eq!(
+        last[&"198.51.100.0/24".parse::<IpNet>().unwrap()],
+        "192.0.2.7".parse::<IpAddr>().unwrap()
+    );
+    assert_eq!(
+        last[&"2001:db8:1::/48".parse::<IpNet>().unwrap()],
+        "2001:db8::7".parse::<IpAddr>().unwrap()
+    );
+}
