@@ -48,6 +48,9 @@ stop_all() {
 trap stop_all EXIT
 # Background processes are started with taskset directly (it execs), so $! is their PID.
 pin() { taskset -c "$cpu" "$@"; }
+# This shell too, so its forks (a few hundred per second in the steady part) stay off
+# follow's CPU; follow's own taskset sets its mask anew.
+taskset -pc "$cpu" $$ >/dev/null
 # shellcheck source=scripts/bmp-gobgp-lib.sh
 source "$root/scripts/bmp-gobgp-lib.sh"
 
@@ -161,10 +164,13 @@ sleep 1.5 # one more progress interval, so the last updates' line is printed
 tail -n +"$((mark + 1))" "$work/follow.log" | python3 -c "
 import re, sys
 rows = [tuple(map(float, m.groups())) for l in sys.stdin
-        if (m := re.search(r'\((\d+) updates/s\).*p50 (\d+) p99 (\d+)', l)) and int(m.group(1)) > 0]
+        if (m := re.search(r'\((\d+) updates/s\).*p50 (\d+) p99 (\d+) \(waiting (\d+), building (\d+)\)', l))
+        and int(m.group(1)) > 0]
 print(f'steady: {2 * $steady} updates in {$t2 - $t1:.1f} s through the gobgp CLI ({2 * $steady / ($t2 - $t1):.0f}/s); '
       f'follow per-second visibility from receipt: p50 {min(r[1] for r in rows):.0f}-{max(r[1] for r in rows):.0f} us, '
-      f'p99 {min(r[2] for r in rows):.0f}-{max(r[2] for r in rows):.0f} us over {len(rows)} intervals')"
+      f'p99 {min(r[2] for r in rows):.0f}-{max(r[2] for r in rows):.0f} us over {len(rows)} intervals '
+      f'(p99 waiting {min(r[3] for r in rows):.0f}-{max(r[3] for r in rows):.0f}, '
+      f'building {min(r[4] for r in rows):.0f}-{max(r[4] for r in rows):.0f} us)')"
 if [ "$readers" -gt 0 ]; then
     python3 - "$work/follow.log" "$quiet_mark" "$mark" "$readers" <<'PY'
 import re, statistics, sys
