@@ -30,6 +30,7 @@
 mod absent;
 pub mod cptrie;
 pub mod dxr;
+mod line_model;
 pub mod patricia;
 pub mod planb;
 pub mod poptrie;

@@ -3,14 +3,10 @@
 //! the one 24-byte chunk read per node (two lines where it straddles), the leaf and the next
 //! hop, each line once, hit or miss, from the arrays' real addresses.
 
+use crate::engine::line_model::span;
+
 use super::layout::{Family, Leaves, LEAF_TAG};
 use super::CpTrie;
-
-/// Lines the `len` bytes at `p` span.
-fn span<T>(p: *const T, len: usize) -> usize {
-    let a = p as usize;
-    (a + len - 1) / 64 - a / 64 + 1
-}
 
 impl<A: Family> CpTrie<A> {
     /// The lines a lookup of `addr` reads (module docs), by a checked walk.
@@ -41,14 +37,5 @@ impl<A: Family> CpTrie<A> {
             }
         };
         lines + span(&self.hops[index as usize], 4)
-    }
-
-    /// Average of [`CpTrie::lines_touched`] over `addrs` (`None` when empty).
-    pub(crate) fn average_lines(&self, addrs: &[A]) -> Option<f64> {
-        if addrs.is_empty() {
-            return None;
-        }
-        let sum: usize = addrs.iter().map(|&a| self.lines_touched(a)).sum();
-        Some(sum as f64 / addrs.len() as f64)
     }
 }

@@ -5,14 +5,10 @@
 //! batched walk's read of leaf 0 for lanes the direct table answered is not counted (one line
 //! per batch, always cached).
 
+use crate::engine::line_model::span;
+
 use super::layout::{Family, Leaves, LEAF_TAG, STRIDE};
 use super::Poptrie;
-
-/// Lines the `len` bytes at `p` span.
-fn span<T>(p: *const T, len: usize) -> usize {
-    let a = p as usize;
-    (a + len - 1) / 64 - a / 64 + 1
-}
 
 impl<A: Family> Poptrie<A> {
     /// The lines a lookup of `addr` reads (module docs), by the checked walk.
@@ -42,14 +38,5 @@ impl<A: Family> Poptrie<A> {
             }
         };
         lines + span(&self.hops[index as usize], 4)
-    }
-
-    /// Average of [`Poptrie::lines_touched`] over `addrs` (`None` when empty).
-    pub(crate) fn average_lines(&self, addrs: &[A]) -> Option<f64> {
-        if addrs.is_empty() {
-            return None;
-        }
-        let sum: usize = addrs.iter().map(|&a| self.lines_touched(a)).sum();
-        Some(sum as f64 / addrs.len() as f64)
     }
 }

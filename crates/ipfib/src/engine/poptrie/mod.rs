@@ -321,7 +321,7 @@ impl<A: Family> Lookup<A> for Poptrie<A> {
     }
 
     fn lines_per_lookup(&self, addrs: &[A]) -> Option<f64> {
-        self.average_lines(addrs)
+        crate::engine::line_model::mean(addrs, |a| self.lines_touched(a))
     }
 
     fn validate(&self) -> Result<(), InvalidStructure> {
