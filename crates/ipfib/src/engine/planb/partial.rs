@@ -499,6 +499,42 @@ mod tests {
     }
 
     #[test]
+    fn a_new_segment_answers_its_fallback_cells_in_every_walk() {
+        // /64s finer than the coarse /48 cells make fallback cells; a change in their chunk
+        // moves the chunk's tree and cells to a new segment, where the multi-segment walks
+        // (single and batched, every backend) must find both.
+        let base = 0x2001_0db8u128 << 96;
+        let mut table: RouteTable<u128> = (0..40u128)
+            .map(|i| (Prefix::new(base | (i << 64), 64).unwrap(), i as NextHop))
+            .chain([
+                (Prefix::new(base, 32).unwrap(), 99),
+                (Prefix::new(0x2a00u128 << 112, 16).unwrap(), 5),
+            ])
+            .collect();
+        let old = PlanB::build(&table, &BuildOptions::with_backend(Backend::Scalar)).unwrap();
+        let p = Prefix::new(base | (7 << 64) | (1 << 60), 68).unwrap();
+        table.insert(p, 1234);
+        let probes: Vec<u128> = table
+            .iter()
+            .flat_map(|(q, _)| [q.first(), q.last(), q.first().wrapping_sub(1), q.last() + 1])
+            .chain((0..100u128).map(|i| base | (i << 62) | i))
+            .collect();
+        let intervals = Intervals::from_table(&table);
+        let want: Vec<Option<NextHop>> = probes.iter().map(|&a| intervals.lookup(a)).collect();
+        for backend in Backend::available() {
+            let new = PlanB::from_parts(old.partial_parts(&table, &[p]).unwrap(), backend).unwrap();
+            assert_eq!(new.tree().segments().len(), 2, "{backend:?}");
+            assert!(new.tree().cells() > 0, "the table has fallback cells");
+            let single: Vec<Option<NextHop>> = probes.iter().map(|&a| new.lookup(a)).collect();
+            assert_eq!(single, want, "{backend:?} single");
+            let mut batch = vec![None; probes.len()];
+            new.lookup_batch(&probes, &mut batch).unwrap();
+            assert_eq!(batch, want, "{backend:?} batch");
+            new.validate().unwrap();
+        }
+    }
+
+    #[test]
     fn compaction_steps_reclaim_the_dead_lines_of_replaced_chunks() {
         let mut table: RouteTable<u32> = (0..2000u32)
             .map(|i| (Prefix::new(0x0a00_0000 | (i << 12), 20).unwrap(), i))

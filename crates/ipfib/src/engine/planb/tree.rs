@@ -27,8 +27,9 @@ pub(super) struct Tree<A: Family> {
     segment_of: Box<[u16]>,
     /// The lines and fallback cells of the trees, shared with other versions of the table.
     segments: Vec<Arc<Segment<A>>>,
-    /// Segment 0's lines, held here too so a lookup reaches them in one load.
-    home: Array<<A::Key as Key>::Line>,
+    /// Each segment's lines, held here too so a walk of several segments reaches a
+    /// segment's lines in one load (through its `Arc`, two).
+    lines: Box<[Array<<A::Key as Key>::Line>]>,
     /// Node searches per lookup, the leaf's included (uniform across chunks).
     depth: usize,
     /// Leaves in the narrow format (16-bit hop slots; `layout` docs), in every segment.
@@ -141,6 +142,7 @@ pub(super) fn count_users(segment_of: &[u16], n: usize) -> Vec<u32> {
 impl<A: Family> Tree<A> {
     /// The tree of `p`, its uncounted counts counted. Panics if `p` has no segment.
     pub(super) fn from_parts(p: Parts<A>) -> Self {
+        assert!(!p.segments.is_empty(), "a tree has a segment");
         let live = p
             .live
             .unwrap_or_else(|| p.segments.iter().map(|s| s.lines.len()).collect());
@@ -150,7 +152,7 @@ impl<A: Family> Tree<A> {
         Tree {
             direct: p.direct,
             segment_of: p.segment_of,
-            home: p.segments[0].lines.clone(),
+            lines: p.segments.iter().map(|s| s.lines.clone()).collect(),
             segments: p.segments,
             depth: p.depth,
             narrow: p.narrow,
@@ -215,10 +217,17 @@ impl<A: Family> Tree<A> {
         &self.segments[seg].lines
     }
 
-    /// Segment 0's lines, held apart so a lookup reaches them in one load.
+    /// Segment 0's lines, where every tree of a one-segment table is.
     #[inline(always)]
     pub(super) fn home(&self) -> &Array<<A::Key as Key>::Line> {
-        &self.home
+        &self.lines[0]
+    }
+
+    /// Each segment's lines (the same arrays as the segments'), for the walk: one load
+    /// from segment number to lines.
+    #[inline(always)]
+    pub(super) fn all_lines(&self) -> &[Array<<A::Key as Key>::Line>] {
+        &self.lines
     }
 
     /// Merged elementary intervals of the table it was built from (`None` after a partial
@@ -393,15 +402,28 @@ impl<A: Family> Tree<A> {
     }
 
     pub(super) fn set_home(&mut self, home: Array<<A::Key as Key>::Line>) {
-        self.home = home;
+        self.lines[0] = home;
+    }
+
+    pub(super) fn set_walk_lines(&mut self, seg: usize, lines: Array<<A::Key as Key>::Line>) {
+        self.lines[seg] = lines;
     }
 
     pub(super) fn set_depth(&mut self, depth: usize) {
         self.depth = depth;
     }
 
-    pub(super) fn segments_mut(&mut self) -> &mut Vec<Arc<Segment<A>>> {
-        &mut self.segments
+    /// Replaces segment `seg` (`seg == segments().len()`: adds one), with its walk lines.
+    pub(super) fn set_segment(&mut self, seg: usize, segment: Arc<Segment<A>>) {
+        let mut lines = std::mem::take(&mut self.lines).into_vec();
+        if seg == self.segments.len() {
+            lines.push(segment.lines.clone());
+            self.segments.push(segment);
+        } else {
+            lines[seg] = segment.lines.clone();
+            self.segments[seg] = segment;
+        }
+        self.lines = lines.into();
     }
 
     pub(super) fn segment_of_mut(&mut self) -> &mut Box<[u16]> {

@@ -59,9 +59,17 @@ pub fn check<A: Family>(t: &Tree<A>) -> Result<(), InvalidStructure> {
             direct.len()
         )));
     }
-    if segments.is_empty() || !t.home().ptr_eq(&segments[0].lines) {
+    if segments.is_empty()
+        || !t.home().ptr_eq(&segments[0].lines)
+        || t.all_lines().len() != segments.len()
+        || !t
+            .all_lines()
+            .iter()
+            .zip(segments)
+            .all(|(l, s)| l.ptr_eq(&s.lines))
+    {
         return Err(invalid(
-            "no segment, or the home lines are not segment 0's".into(),
+            "no segment, or the walk's lines are not the segments' lines".into(),
         ));
     }
     if !(1..=MAX_DEPTH).contains(&depth) {
@@ -315,12 +323,13 @@ mod tests {
         let mut lines = p.tree().lines_of(seg).to_vec();
         f(&mut lines);
         let fallback = p.tree().segment(seg).fallback.clone();
-        p.tree.segments_mut()[seg] = std::sync::Arc::new(Segment {
-            lines: lines.into(),
-            fallback,
-        });
-        let home = p.tree().segment(0).lines.clone();
-        p.tree.set_home(home);
+        p.tree.set_segment(
+            seg,
+            std::sync::Arc::new(Segment {
+                lines: lines.into(),
+                fallback,
+            }),
+        );
         p
     }
 
@@ -351,7 +360,17 @@ mod tests {
         let mut p = good.clone();
         let home = p.tree().home().to_vec().into();
         p.tree.set_home(home);
-        assert!(reason(&p).contains("home lines"));
+        assert!(
+            reason(&p).contains("walk's lines"),
+            "home not segment 0's lines"
+        );
+        let mut p = good.clone();
+        let lines = p.tree().home().to_vec().into();
+        p.tree.set_walk_lines(0, lines);
+        assert!(
+            reason(&p).contains("walk's lines"),
+            "lines not the segment's"
+        );
 
         let mut p = good.clone();
         p.tree.set_depth(0);
@@ -363,7 +382,7 @@ mod tests {
 
         let mut p = good.clone();
         let first = p.tree().segments()[0].clone();
-        p.tree.segments_mut().push(first);
+        p.tree.set_segment(1, first);
         assert!(
             reason(&p).contains("segment table"),
             "two segments need the table"

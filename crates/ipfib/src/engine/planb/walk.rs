@@ -27,6 +27,7 @@ use super::tree::Tree;
 use super::PlanB;
 use crate::addr::AddressInput;
 use crate::route_table::NextHop;
+use crate::storage::Array;
 
 /// What a batch writes per address: an `Option` (no route = `None`) or a plain next hop with
 /// the caller's "no route" value, so C and NumPy callers get their layout without a second pass.
@@ -74,14 +75,17 @@ pub const LANES: usize = 32;
 /// table, and a live table after compaction) is walked with `MULTI = false`: the segment's
 /// lines (`home`) are found once per call and the per-chunk segment table is never read, so
 /// sharing segments costs a static table nothing. A live table between compactions is walked
-/// with `MULTI = true`: each lane carries its chunk's segment. `NARROW` is the table's leaf
-/// format (`layout`), a constant so that reading an answer never tests it.
+/// with `MULTI = true`: each lane carries its segment's lines, found as it enters
+/// ([`Group`]). `NARROW` is the table's leaf format (`layout`), a constant so that reading an
+/// answer never tests it.
 #[derive(Clone, Copy)]
 pub(super) struct View<'t, A: Family, S, const MULTI: bool, const NARROW: bool> {
     pub(super) t: &'t Tree<A>,
     pub(super) s: S,
     /// Segment 0's lines.
     pub(super) home: &'t [<A::Key as Key>::Line],
+    /// Every segment's lines (read only with `MULTI`).
+    all: &'t [Array<<A::Key as Key>::Line>],
 }
 
 impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
@@ -92,6 +96,7 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
             t,
             s,
             home: t.home(),
+            all: t.all_lines(),
         }
     }
 
@@ -121,8 +126,8 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
     #[inline(always)]
     unsafe fn lines(self, seg: u32) -> &'t [<A::Key as Key>::Line] {
         if MULTI {
-            // SAFETY: caller's contract.
-            unsafe { &self.s.at(self.t.segments(), seg as usize).lines }
+            // SAFETY: caller's contract (`all_lines` has one entry per segment).
+            unsafe { self.s.at::<Array<_>>(self.all, seg as usize) }
         } else {
             self.home
         }
@@ -139,69 +144,55 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
     }
 }
 
-/// One inner step in segment `seg`: the node's link plus the rank of `x` in it.
-///
-/// # Safety
-/// `v.t` satisfies the structure invariants, `seg` is a segment of it and `node` an inner node
-/// of that segment the walk reached.
+/// One inner step at inner node `n`: its link plus the rank of `x` in it.
 #[inline(always)]
-pub(super) unsafe fn step<A: Family, S: Search, const M: bool, const N: bool>(
+pub(super) fn step<A: Family, S: Search, const M: bool, const N: bool>(
     v: View<'_, A, S, M, N>,
-    seg: u32,
-    node: u32,
+    n: &<A::Key as Key>::Line,
     x: A::Key,
 ) -> u32 {
-    // SAFETY: the walk reaches only segments and inner nodes that exist (caller's contract).
-    let n = unsafe { v.s.at(v.lines(seg), node as usize) };
     // Wrapping: an inner node's sum never overflows (structure invariants), but a leaf read
     // as one by `entry_step` may, and that result is dropped.
     A::Key::link(n).wrapping_add(A::Key::rank_inner(v.s, n, x))
 }
 
-/// The inner step of a table of depth 2, from a lane's direct entry: as [`step`], except that
-/// an entry marked [`LEAF_ENTRY`] names the chunk's only leaf, and the lane stays there (its
-/// line is searched as an inner node and the result dropped: a select, not a branch, so the
-/// lanes of a batch never diverge).
-///
-/// # Safety
-/// As for [`step`], with `entry` a direct entry of a table of depth 2.
+/// The inner step of a table of depth 2, from a lane's direct entry and its line `n`: as
+/// [`step`], except that an entry marked [`LEAF_ENTRY`] names the chunk's only leaf, and the
+/// lane stays there (its line is searched as an inner node and the result dropped: a select,
+/// not a branch, so the lanes of a batch never diverge).
 #[inline(always)]
-unsafe fn entry_step<A: Family, S: Search, const M: bool, const N: bool>(
+fn entry_step<A: Family, S: Search, const M: bool, const N: bool>(
     v: View<'_, A, S, M, N>,
-    seg: u32,
+    n: &<A::Key as Key>::Line,
     entry: u32,
     x: A::Key,
 ) -> u32 {
-    let line = entry_line(entry);
-    // SAFETY: as in `step`; the line of a marked entry is a leaf of the segment, which may be
-    // read as any line.
-    let next = unsafe { step(v, seg, line, x) };
+    let next = step(v, n, x);
     if entry & LEAF_ENTRY != 0 {
-        line
+        entry_line(entry)
     } else {
         next
     }
 }
 
-/// The leaf step: the answer at the rank of `x` in leaf `node` of segment `seg`.
+/// The leaf step: the answer at the rank of `x` in `leaf`, a leaf of the segment `seg` names
+/// (asked only when the answer is a fallback cell).
 ///
 /// # Safety
-/// `v.t` satisfies the structure invariants, `seg` is a segment of it and `node` a leaf of
-/// that segment the walk reached.
+/// `v.t` satisfies the structure invariants, `leaf` is a leaf the walk of `addr` reached, and
+/// `seg` gives its segment.
 #[inline(always)]
 pub(super) unsafe fn finish<A: Family, S: Search, O: Output, const M: bool, const N: bool>(
     v: View<'_, A, S, M, N>,
-    seg: u32,
-    node: u32,
+    leaf: &<A::Key as Key>::Line,
+    seg: impl FnOnce() -> u32,
     x: A::Key,
     addr: A,
     miss: NextHop,
 ) -> O {
-    // SAFETY: the walk reaches only segments and leaves that exist (caller's contract).
-    let leaf = unsafe { v.s.at(v.lines(seg), node as usize) };
     let rank = A::Key::rank_leaf::<S, N>(v.s, leaf, x);
-    // SAFETY: as above.
-    PlanB::<A>::answer::<O, N>(|| unsafe { v.segment(seg) }, leaf, rank, addr, miss)
+    // SAFETY: caller's contract.
+    PlanB::<A>::answer::<O, N>(|| unsafe { v.segment(seg()) }, leaf, rank, addr, miss)
 }
 
 /// One lookup.
@@ -250,14 +241,16 @@ unsafe fn one_in<A: Family, S: Search, const M: bool, const N: bool>(
     // index is `link + rank` inside it (structure invariants).
     unsafe {
         let (seg, mut node) = v.entry(coarse);
+        let lines = v.lines(seg);
         if v.t.depth() == 2 {
-            node = entry_step(v, seg, node, x);
+            // The line of a marked entry is a leaf, which may be read as any line.
+            node = entry_step(v, v.s.at(lines, entry_line(node) as usize), node, x);
         } else {
             for _ in 1..v.t.depth() {
-                node = step(v, seg, node, x);
+                node = step(v, v.s.at(lines, node as usize), x);
             }
         }
-        finish(v, seg, node, x, addr, 0)
+        finish(v, v.s.at(lines, node as usize), || seg, x, addr, 0)
     }
 }
 
@@ -294,21 +287,56 @@ impl<A: Family> PlanB<A> {
 }
 
 /// The walk state of one group of `LANES` lookups as it moves through the pipeline.
-pub(super) struct Group<K> {
+pub(super) struct Group<K: Key, const W: usize> {
     /// Each lane's key bits.
     pub(super) x: [K; LANES],
     /// Each lane's current node: its entry node, inner nodes, then its leaf.
     pub(super) node: [u32; LANES],
-    /// Each lane's segment (always 0 in a one-segment walk).
-    seg: [u32; LANES],
+    /// Each lane's segment's lines (their first), set and read only in a walk of several
+    /// segments: a lane finds them once, where it enters. Found at every step through the
+    /// segment's `Arc`, a live table of 10 segments answered 64-address batches at 0.68x of
+    /// a one-segment table's rate, and at 0.97x this way (IPv4 et-2015, `examples/live_walk`,
+    /// medians of 15 processes, AMD EPYC Zen 4). `W` is `LANES` in such walks and 0 in
+    /// others: one-segment walks carrying the array ran 0.95x (dfz10's staged batch).
+    start: [MaybeUninit<*const K::Line>; W],
+    /// Their lengths, for the bounds checks of debug builds.
+    #[cfg(debug_assertions)]
+    len: [u32; W],
 }
 
-impl<K: Key> Group<K> {
+impl<K: Key, const W: usize> Group<K, W> {
     pub(super) fn new() -> Self {
         Group {
             x: [K::default(); LANES],
             node: [0; LANES],
-            seg: [0; LANES],
+            start: [MaybeUninit::uninit(); W],
+            #[cfg(debug_assertions)]
+            len: [0; W],
+        }
+    }
+
+    /// Line `node` of lane `i`'s segment: of `home` in a one-segment walk (`M` false), else
+    /// of the lines its entry set.
+    ///
+    /// # Safety
+    /// `node` is below the length of those lines; with `M`, lane `i` has entered (so its
+    /// `start` is a segment's lines, which live as long as `home`'s table).
+    #[inline(always)]
+    unsafe fn line<'t, S: Search, const M: bool>(
+        &self,
+        s: S,
+        home: &'t [K::Line],
+        i: usize,
+        node: u32,
+    ) -> &'t K::Line {
+        if M {
+            #[cfg(debug_assertions)]
+            assert!(node < self.len[i], "line {node} of a lane's segment");
+            // SAFETY: caller's contract.
+            unsafe { &*self.start[i].assume_init().add(node as usize) }
+        } else {
+            // SAFETY: caller's contract.
+            unsafe { s.at(home, node as usize) }
         }
     }
 }
@@ -333,16 +361,39 @@ pub(super) const IN_FLIGHT: usize = 8;
 /// # Safety
 /// `v.t` satisfies the structure invariants.
 #[inline(always)]
-unsafe fn enter<A: Family, I: AddressInput<A>, S: Search, const M: bool, const N: bool>(
+unsafe fn enter<
+    A: Family,
+    I: AddressInput<A>,
+    S: Search,
+    const M: bool,
+    const N: bool,
+    const W: usize,
+>(
     v: View<'_, A, S, M, N>,
     addrs: &[I],
-    g: &mut Group<A::Key>,
+    g: &mut Group<A::Key, W>,
 ) {
+    const {
+        assert!(
+            M == (W == LANES),
+            "lanes carry their lines exactly in multi-segment walks"
+        )
+    };
     for (i, addr) in addrs.iter().take(LANES).enumerate() {
         let coarse = addr.address().coarse();
         g.x[i] = A::Key::from_coarse(coarse);
         // SAFETY: caller's contract.
-        (g.seg[i], g.node[i]) = unsafe { v.entry(coarse) };
+        let (seg, node) = unsafe { v.entry(coarse) };
+        g.node[i] = node;
+        if M {
+            // SAFETY: the segment is one of the table's (the entry gave it).
+            let lines = unsafe { v.lines(seg) };
+            g.start[i] = MaybeUninit::new(lines.as_ptr());
+            #[cfg(debug_assertions)]
+            {
+                g.len[i] = lines.len() as u32;
+            }
+        }
     }
 }
 
@@ -357,9 +408,9 @@ unsafe fn enter<A: Family, I: AddressInput<A>, S: Search, const M: bool, const N
 /// `v.t` satisfies the structure invariants, `DEPTH` is its depth, and every lane of `g` has
 /// taken exactly `level - 1` inner steps from its entry node.
 #[inline(always)]
-pub(super) unsafe fn advance<A: Family, S: Search, const M: bool, const N: bool>(
+pub(super) unsafe fn advance<A: Family, S: Search, const M: bool, const N: bool, const W: usize>(
     v: View<'_, A, S, M, N>,
-    g: &mut Group<A::Key>,
+    g: &mut Group<A::Key, W>,
     from_entry: bool,
 ) {
     // Four lanes per iteration: the loop overhead is a fifth of a lane's step otherwise.
@@ -369,12 +420,14 @@ pub(super) unsafe fn advance<A: Family, S: Search, const M: bool, const N: bool>
             // child is an inner node, or a leaf after the last inner level, of the same
             // segment.
             unsafe {
+                let node = g.node[i];
                 g.node[i] = if from_entry {
-                    entry_step(v, g.seg[i], g.node[i], g.x[i])
+                    let n = g.line::<S, M>(v.s, v.home, i, entry_line(node));
+                    entry_step(v, n, node, g.x[i])
                 } else {
-                    step(v, g.seg[i], g.node[i], g.x[i])
+                    step(v, g.line::<S, M>(v.s, v.home, i, node), g.x[i])
                 };
-                v.s.prefetch(v.s.at(v.lines(g.seg[i]), g.node[i] as usize));
+                v.s.prefetch(g.line::<S, M>(v.s, v.home, i, g.node[i]));
             }
         }
     }
@@ -395,16 +448,21 @@ unsafe fn finish_group<
     O: Output,
     const M: bool,
     const N: bool,
+    const W: usize,
 >(
     v: View<'_, A, S, M, N>,
-    g: &Group<A::Key>,
+    g: &Group<A::Key, W>,
     addrs: &[I],
     out: &mut [O],
     miss: NextHop,
 ) {
     for (i, (o, addr)) in out.iter_mut().zip(addrs).enumerate().take(LANES) {
         // SAFETY: the lane is at a leaf (caller's contract).
-        *o = unsafe { finish(v, g.seg[i], g.node[i], g.x[i], addr.address(), miss) };
+        let addr = addr.address();
+        *o = unsafe {
+            let leaf = g.line::<S, M>(v.s, v.home, i, g.node[i]);
+            finish(v, leaf, || v.entry(addr.coarse()).0, g.x[i], addr, miss)
+        };
     }
 }
 
@@ -470,6 +528,7 @@ pub(super) unsafe fn batch_of_depth<
     O: Output,
     const M: bool,
     const N: bool,
+    const W: usize,
     const DEPTH: usize,
 >(
     v: View<'_, A, S, M, N>,
@@ -482,7 +541,7 @@ pub(super) unsafe fn batch_of_depth<
     // Uninitialized until a group enters: zeroing all IN_FLIGHT groups per call cost about
     // 100 ns a call (a batch of 32 IPv4 lookups 12.2 -> 9.5 ns each on the AMD EPYC Zen 3),
     // which small batches (a DPDK burst split by family) pay in full.
-    let mut states: [MaybeUninit<Group<A::Key>>; IN_FLIGHT] =
+    let mut states: [MaybeUninit<Group<A::Key, W>>; IN_FLIGHT] =
         [const { MaybeUninit::uninit() }; IN_FLIGHT];
     // `pipeline` has each group enter, take its `DEPTH - 1` inner steps in order one round
     // apart, then search its leaves, as `advance` and `finish_group` require.
@@ -541,10 +600,18 @@ pub unsafe fn batch<A: Family, I: AddressInput<A>, S: Search, O: Output>(
     unsafe {
         let t = t.tree();
         match (t.segments().len() == 1, t.narrow()) {
-            (true, false) => batch_in(View::<A, S, false, false>::new(t, s), addrs, out, miss),
-            (true, true) => batch_in(View::<A, S, false, true>::new(t, s), addrs, out, miss),
-            (false, false) => batch_in(View::<A, S, true, false>::new(t, s), addrs, out, miss),
-            (false, true) => batch_in(View::<A, S, true, true>::new(t, s), addrs, out, miss),
+            (true, false) => {
+                batch_in::<_, _, _, _, false, false, 0>(View::new(t, s), addrs, out, miss)
+            }
+            (true, true) => {
+                batch_in::<_, _, _, _, false, true, 0>(View::new(t, s), addrs, out, miss)
+            }
+            (false, false) => {
+                batch_in::<_, _, _, _, true, false, LANES>(View::new(t, s), addrs, out, miss)
+            }
+            (false, true) => {
+                batch_in::<_, _, _, _, true, true, LANES>(View::new(t, s), addrs, out, miss)
+            }
         }
     }
 }
@@ -561,6 +628,7 @@ unsafe fn batch_in<
     O: Output,
     const M: bool,
     const N: bool,
+    const W: usize,
 >(
     v: View<'_, A, S, M, N>,
     addrs: &[I],
@@ -570,12 +638,12 @@ unsafe fn batch_in<
     // SAFETY: the depth passed is the table's own (caller's contract for the rest).
     unsafe {
         match v.t.depth() {
-            1 => batch_of_depth::<A, I, S, O, M, N, 1>(v, addrs, out, miss),
-            2 => batch_of_depth::<A, I, S, O, M, N, 2>(v, addrs, out, miss),
-            3 => batch_of_depth::<A, I, S, O, M, N, 3>(v, addrs, out, miss),
-            4 => batch_of_depth::<A, I, S, O, M, N, 4>(v, addrs, out, miss),
-            5 => batch_of_depth::<A, I, S, O, M, N, 5>(v, addrs, out, miss),
-            6 => batch_of_depth::<A, I, S, O, M, N, 6>(v, addrs, out, miss),
+            1 => batch_of_depth::<A, I, S, O, M, N, W, 1>(v, addrs, out, miss),
+            2 => batch_of_depth::<A, I, S, O, M, N, W, 2>(v, addrs, out, miss),
+            3 => batch_of_depth::<A, I, S, O, M, N, W, 3>(v, addrs, out, miss),
+            4 => batch_of_depth::<A, I, S, O, M, N, W, 4>(v, addrs, out, miss),
+            5 => batch_of_depth::<A, I, S, O, M, N, W, 5>(v, addrs, out, miss),
+            6 => batch_of_depth::<A, I, S, O, M, N, W, 6>(v, addrs, out, miss),
             _ => {
                 for (a, o) in addrs.iter().zip(out.iter_mut()) {
                     *o = O::from_answer(one_in(v, a.address()), miss);

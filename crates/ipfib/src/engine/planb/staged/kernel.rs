@@ -335,7 +335,7 @@ unsafe fn staged_walk_in<
         if staged.stages(rule, &addrs[block.clone()], |a| a.address().coarse()) {
             // SAFETY: caller's contract, as above; `DEPTH` is the table's depth.
             unsafe {
-                batch_of_depth::<u128, I, S, NextHop, false, N, DEPTH>(
+                batch_of_depth::<u128, I, S, NextHop, false, N, 0, DEPTH>(
                     v,
                     &addrs[run..block.start],
                     &mut out[run..block.start],
@@ -350,7 +350,7 @@ unsafe fn staged_walk_in<
     }
     // SAFETY: as above.
     unsafe {
-        batch_of_depth::<u128, I, S, NextHop, false, N, DEPTH>(
+        batch_of_depth::<u128, I, S, NextHop, false, N, 0, DEPTH>(
             v,
             &addrs[run..n],
             &mut out[run..n],
@@ -460,7 +460,7 @@ impl Packed {
 pub struct Classes {
     packed: [Packed; 4],
     /// The pipeline's groups, for each class's walk in turn (made once, like the rest).
-    states: [Group<u32>; IN_FLIGHT],
+    states: [Group<u32, 0>; IN_FLIGHT],
 }
 
 /// Empty classes, on the heap (about 200 KiB; a block fills at most 48 KiB of them).
@@ -560,7 +560,7 @@ unsafe fn walk_packed<
 >(
     v: View<'_, u128, S, false, N>,
     p: &mut Packed,
-    states: &mut [Group<u32>; IN_FLIGHT],
+    states: &mut [Group<u32, 0>; IN_FLIGHT],
     addrs: &[I],
     out: &mut [NextHop],
     miss: NextHop,
@@ -591,7 +591,7 @@ unsafe fn walk_packed<
                 // positions of this batch's blocks, inside `addrs` and `out` (`stage`).
                 unsafe {
                     let addr = v.s.at(addrs, at).address();
-                    *v.s.at_mut(out, at) = finish(v, 0, g.node[i], g.x[i], addr, miss);
+                    *v.s.at_mut(out, at) = finish(v, v.s.at(v.home, g.node[i] as usize), || 0, g.x[i], addr, miss);
                 }
             }
         }
@@ -621,9 +621,16 @@ unsafe fn walk_rest<S: Search, I: AddressInput<u128>, const N: bool, const SEARC
         // SAFETY: as for `walk_packed`.
         unsafe {
             for _ in 1..SEARCHES {
-                node = step(v, 0, node, x);
+                node = step(v, v.s.at(v.home, node as usize), x);
             }
-            out[at] = finish(v, 0, node, x, addrs[at].address(), miss);
+            out[at] = finish(
+                v,
+                v.s.at(v.home, node as usize),
+                || 0,
+                x,
+                addrs[at].address(),
+                miss,
+            );
         }
     }
     p.len = 0;
