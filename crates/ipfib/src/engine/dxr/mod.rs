@@ -385,11 +385,7 @@ impl<P: Preset> Lookup<u32> for Dxr<P> {
     }
 
     fn lines_per_lookup(&self, addrs: &[u32]) -> Option<f64> {
-        if addrs.is_empty() {
-            return None;
-        }
-        let lines: usize = addrs.iter().map(|&a| self.lines_of(a)).sum();
-        Some(lines as f64 / addrs.len() as f64)
+        crate::engine::line_model::mean(addrs, |a| self.lines_of(a))
     }
 
     fn validate(&self) -> Result<(), InvalidStructure> {

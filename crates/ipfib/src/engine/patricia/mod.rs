@@ -132,11 +132,7 @@ impl<A: Bits> Lookup<A> for Patricia<A> {
 
     /// Nodes visited: each is its own cache line (nodes of one path are not adjacent).
     fn lines_per_lookup(&self, addrs: &[A]) -> Option<f64> {
-        if addrs.is_empty() {
-            return None;
-        }
-        let visits: usize = addrs.iter().map(|&a| self.trie.visits(a)).sum();
-        Some(visits as f64 / addrs.len() as f64)
+        crate::engine::line_model::mean(addrs, |a| self.trie.visits(a))
     }
 
     fn validate(&self) -> Result<(), InvalidStructure> {

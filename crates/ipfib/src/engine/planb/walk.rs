@@ -457,8 +457,9 @@ unsafe fn finish_group<
     miss: NextHop,
 ) {
     for (i, (o, addr)) in out.iter_mut().zip(addrs).enumerate().take(LANES) {
-        // SAFETY: the lane is at a leaf (caller's contract).
         let addr = addr.address();
+        // SAFETY: the lane is at a leaf (caller's contract), and the entry of its address
+        // names its segment.
         *o = unsafe {
             let leaf = g.line::<S, M>(v.s, v.home, i, g.node[i]);
             finish(v, leaf, || v.entry(addr.coarse()).0, g.x[i], addr, miss)
