@@ -47,7 +47,8 @@ Output (stderr): the bound address (useful with port 0), a line per router, sess
 End-of-RIB, and every --interval: routers, peers, routes, updates and update visibility
 p50/p99 (from the moment the BMP message finished arriving to the publish that made it
 visible to lookups). SIGINT or SIGTERM ends the run (a second one at once) after a last
---save and the --json report: routers, peers, routes, updates, visibility, peak RSS.
+--save and the --json report: routers, peers, routes, updates, visibility (percentiles of the
+whole run, within 0.1 %), peak RSS.
 
 --readers N looks up the addresses of --reader-trace FILE (one per line, both families; e.g.
 `ipfib gen trace --fib RIB --kind matched`) in N threads, round and round, and each progress
