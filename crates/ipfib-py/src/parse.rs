@@ -3,7 +3,7 @@
 
 use std::net::IpAddr;
 
-pub use ipfib::parse::{address, address_int, Parsed};
+pub use ipfib::parse::{address, address_bytes, address_int, Parsed};
 use ipnet::IpNet;
 
 /// What a key string names: an address, or a prefix (`addr/len`, host bits possibly set; the

@@ -44,6 +44,7 @@ static DETECTED: AtomicU8 = AtomicU8::new(0);
 const DONE: u8 = 0x80;
 
 /// Reads the CPU's features (once per process; later calls load the cached set).
+#[inline]
 fn detected() -> u8 {
     let cached = DETECTED.load(Ordering::Relaxed);
     if cached & DONE != 0 {
@@ -88,6 +89,7 @@ impl Backend {
     }
 
     /// Whether this CPU can run the backend.
+    #[inline]
     pub fn is_available(self) -> bool {
         detected() & bit(self) != 0
     }
