@@ -13,7 +13,8 @@
 # 3. Runs, under qemu-aarch64, a representative part of the suite: the CPU detection test
 #    with IPFIB_EXPECT_BACKEND=neon (so the run fails if the emulated CPU were not taken for
 #    a NEON one and the portable code ran instead), PlanB's unit tests (every backend's node
-#    search against a plain count, the staged batches against the intervals), and the
+#    search against a plain count, the staged batches against the intervals), the address
+#    parsers (the NEON IPv6 parser and the bytewise one against `std`), and the
 #    conformance suite but its proptest properties and real-table runs (too slow emulated):
 #    every engine built with the default backend (NEON) against the reference.
 #
@@ -72,7 +73,7 @@ took "aarch64 build"
 
 status=0
 IPFIB_EXPECT_BACKEND=neon timeout "$budget" bash -c "$(declare -f run); target=$target; \
-    run --lib -- cpu:: engine::planb:: && run --test conformance -- --skip properties:: --skip real_tables::" || status=$?
+    run --lib -- cpu:: engine::planb:: parse:: && run --test conformance -- --skip properties:: --skip real_tables::" || status=$?
 if [ "$status" -eq 124 ]; then
     echo "FAILED: the aarch64 tests ran past the budget of $budget s"
 elif [ "$status" -ne 0 ]; then

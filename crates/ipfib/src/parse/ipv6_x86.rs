@@ -88,24 +88,7 @@ unsafe fn ipv6_avx2(s: &[u8]) -> Option<u128> {
         colons |= c << at;
     }
     let form = super::Form::check(digits, colons, len)?;
-    // Each group's last digit, in its slot's byte; 0xC0 (a position in no window, for every
-    // digit of the slot) in the slots of the `::`.
-    let mut lasts = form.lasts;
-    let mut ends = 0u64;
-    for g in 0..8 {
-        ends |= (u64::from(lasts.trailing_zeros()) & 0x3F) << (8 * g);
-        lasts &= lasts.wrapping_sub(1);
-    }
-    let groups = form.groups;
-    if groups < 8 {
-        let gap = 8 - groups;
-        let keep = (1u64 << (8 * form.before)) - 1;
-        let head = ends & keep;
-        let tail = (ends & !keep & ((1u64 << (8 * groups)) - 1)) << (8 * gap);
-        let zeros = (u64::MAX >> (64 - 8 * gap)) << (8 * form.before);
-        ends = head | tail | (zeros & 0xC0C0_C0C0_C0C0_C0C0);
-    }
-    let ends = _mm_cvtsi64_si128(ends as i64);
+    let ends = _mm_cvtsi64_si128(form.slot_ends() as i64);
     let values = windows.map(|(w, at)| (values(w), at));
     let half = |spread: __m128i| {
         // Slot byte 4g + j holds the text position of group g's last digit, minus 3 - j.
