@@ -5,6 +5,7 @@
 
 use std::arch::aarch64::*;
 
+use super::form::{self, Form};
 use crate::cpu::Neon;
 
 /// The address `s` (16 to 39 bytes) spells in the plain form (hex groups, at most one `::`),
@@ -59,20 +60,23 @@ fn values(x: uint8x16_t) -> uint8x16_t {
 #[target_feature(enable = "neon")]
 unsafe fn ipv6_neon(s: &[u8]) -> Option<u128> {
     let len = s.len();
-    let last = len - 16;
-    let middle = if len >= 32 { 16 } else { last };
+    let starts = form::window_starts(len);
     let load = |at: usize| {
-        // SAFETY: `at + 16 <= len` for each of the three offsets.
+        // SAFETY: `at + 16 <= len` for each window start.
         unsafe { vld1q_u8(s.as_ptr().add(at)) }
     };
-    let windows = [(load(0), 0), (load(middle), middle), (load(last), last)];
-    let (mut digits, mut colons) = (0u64, 0u64);
-    for &(w, at) in &windows {
-        let (d, c) = classes(w);
-        digits |= d << at;
-        colons |= c << at;
-    }
-    let form = super::Form::check(digits, colons, len)?;
+    // Written out: `array::map` with these closures was left a call (40 ns a parse, not 20).
+    let windows = [
+        (load(starts[0]), starts[0]),
+        (load(starts[1]), starts[1]),
+        (load(starts[2]), starts[2]),
+    ];
+    let masks = [
+        classes(windows[0].0),
+        classes(windows[1].0),
+        classes(windows[2].0),
+    ];
+    let form = Form::of_windows(masks, starts, len)?;
     let ends = vcreate_u8(form.slot_ends());
     let ends = vcombine_u8(ends, ends);
     let values = windows.map(|(w, at)| (values(w), at as u8));
