@@ -8,6 +8,9 @@
 //! interpreter's library directory.
 
 fn main() {
+    // The interpreter's cfgs (`Py_3_14`, `Py_GIL_DISABLED`, ...): `strs` reads `str` objects in
+    // place only where their layout is known and items can be borrowed.
+    pyo3_build_config::use_pyo3_cfgs();
     println!("cargo:rerun-if-env-changed=PYO3_BUILD_EXTENSION_MODULE");
     if std::env::var_os("PYO3_BUILD_EXTENSION_MODULE").is_none() {
         pyo3_build_config::add_libpython_rpath_link_args();

@@ -224,15 +224,24 @@ def bench_rate_of(path):
 
 
 def alternated(fns, n, rounds):
-    """Median rates of several calls timed in alternation, round by round, so that a slow
-    spell of the machine falls on all of them alike."""
+    """Rates of several calls timed in alternation, round by round (the order rotated each
+    round), so that a slow spell of the machine falls on all of them alike: one list of
+    per-round rates a call."""
     rates = [[] for _ in fns]
-    for _ in range(rounds):
-        for i, fn in enumerate(fns):
+    for r in range(rounds):
+        for k in range(len(fns)):
+            i = (k + r) % len(fns)
             t0 = time.perf_counter()
-            fn()
+            fns[i]()
             rates[i].append(n / (time.perf_counter() - t0))
-    return [statistics.median(r) for r in rates]
+    return rates
+
+
+def paired(a, b):
+    """Median of the per-round ratios a/b of two alternated calls: what they differ by when
+    this machine's speed drifts between rounds (their median rates can differ by 10 % on two
+    identical tables)."""
+    return statistics.median(x / y for x, y in zip(a, b))
 
 
 def all_cpus(fn):
@@ -264,10 +273,14 @@ def bench_big(path, trace, bench_jsons, first_jsons, rounds):
         rates[f"first call, {kind}, 1 thread (fresh processes)"] = statistics.median(firsts)
     out = np.empty(n, np.uint32)
     lt = ipfib.LiveTable(t)
+    twin = ipfib.Table.load(path)
     assert np.array_equal(lt.lookup(arr), want)
-    table_rate, out_rate, live_rate = alternated(
-        [lambda: t.lookup(arr), lambda: t.lookup(arr, out=out), lambda: lt.lookup(arr)],
+    assert np.array_equal(twin.lookup(arr), want)
+    table_rates, out_rates, live_rates, twin_rates = alternated(
+        [lambda: t.lookup(arr), lambda: t.lookup(arr, out=out), lambda: lt.lookup(arr),
+         lambda: twin.lookup(arr)],
         n, rounds)
+    table_rate, out_rate, live_rate = map(statistics.median, (table_rates, out_rates, live_rates))
     rates[f"repeated, {kind}, 1 thread"] = table_rate
     rates[f"repeated, {kind}, out=, 1 thread"] = out_rate
     cores = os.cpu_count()
@@ -295,7 +308,10 @@ def bench_big(path, trace, bench_jsons, first_jsons, rounds):
     for name, r in rates.items():
         share = f"{100 * r / bench_rate:8.1f}%" if bench_rate else ""
         print(f"{name:52} {r / 1e6:12.2f} {share}")
-    print(f"LiveTable idle / Table: {100 * live_rate / table_rate:.1f} %")
+    print(f"LiveTable idle / Table: {100 * paired(live_rates, table_rates):.1f} % (median of "
+          f"{rounds} per-round ratios; the same ratio of a second Table built alike: "
+          f"{100 * paired(twin_rates, table_rates):.1f} %; of the medians: "
+          f"{100 * live_rate / table_rate:.1f} %)")
 
 
 def main(argv=None):

@@ -13,6 +13,8 @@
 //! and what to pass instead; other integer dtypes are refused, not converted, since
 //! converting would have to guess what out-of-range values mean.
 
+use std::ops::Deref;
+
 use ipfib::LookupError;
 use numpy::ndarray::{Dimension, Ix1, Ix2};
 use numpy::{
@@ -26,6 +28,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use crate::arrow::ArrowInput;
 use crate::direct::{self, Addrs, Direct, Engines};
 use crate::parse::{self, Parsed};
+use crate::strs;
 use crate::texts::{self, FixedText, Item, TextError, MAX_TEXT};
 
 /// Addresses to look up, per family, with their positions in the caller's input when the
@@ -76,11 +79,25 @@ pub fn lookup<'py>(
         }
     }
     if let Ok(list) = addrs.cast::<PyList>() {
-        let answers = sequence(py, list.len(), |i| list.get_item(i), engines, miss, out)?;
+        let answers = sequence(
+            py,
+            list.len(),
+            |i| strs::list_item(list, i),
+            engines,
+            miss,
+            out,
+        )?;
         return Ok(answers.into_any());
     }
     if let Ok(tuple) = addrs.cast::<PyTuple>() {
-        let answers = sequence(py, tuple.len(), |i| tuple.get_item(i), engines, miss, out)?;
+        let answers = sequence(
+            py,
+            tuple.len(),
+            |i| tuple.get_borrowed_item(i),
+            engines,
+            miss,
+            out,
+        )?;
         return Ok(answers.into_any());
     }
     let input = Input::from_py(addrs)?;
@@ -103,10 +120,10 @@ pub fn lookup<'py>(
 /// at a time into the answer array, with the interpreter held (it keeps the items alive and
 /// unchanged): no whole-array temporary, and no other Python code runs during the call. On an
 /// error, `out` may already hold the answers of earlier blocks.
-fn sequence<'py>(
+fn sequence<'py, B: Deref<Target = Bound<'py, PyAny>>>(
     py: Python<'py>,
     n: usize,
-    get: impl Fn(usize) -> PyResult<Bound<'py, PyAny>>,
+    get: impl Fn(usize) -> PyResult<B>,
     engines: Engines<'_>,
     miss: u32,
     out: Option<Bound<'py, PyAny>>,
@@ -121,7 +138,7 @@ fn sequence<'py>(
                 Err(e) => return Item::Failed(e),
             };
             match obj.cast::<PyString>() {
-                Ok(s) => match s.to_str() {
+                Ok(s) => match strs::text(s) {
                     Ok(s) => Item::parse(s),
                     Err(e) => Item::Failed(e),
                 },

@@ -22,6 +22,7 @@ mod load;
 mod parse;
 mod pickle;
 mod state;
+mod strs;
 mod table;
 mod texts;
 

@@ -127,6 +127,41 @@ def test_string_lists_span_blocks(table):
         table.lookup(tuple(bad))
 
 
+class Text(str):
+    """A str subclass, as a user's own string type would be."""
+
+
+@pytest.mark.parametrize("container", [list, tuple])
+def test_every_kind_of_str_object_is_read(table, container):
+    # List items are read in place: compact ASCII text from the object, anything else
+    # through the interpreter; each kind must give the answer of its plain text.
+    v4, v6 = sample(200, seed=5)
+    plain = [str(a) for a in v4 + v6]
+    want = table.lookup(plain)
+    kinds = [
+        [Text(s) for s in plain],  # subclass objects: not compact
+        ["".join(reversed(s))[::-1] for s in plain],  # made by slicing
+        [(s + "é")[:-1] for s in plain],  # from Latin-1 text: still compact ASCII
+        [(s + "\u20ac")[:-1] for s in plain],  # from 2-byte text
+        [(s + "\U0001f600")[:-1] for s in plain],  # from 4-byte text
+        [s.encode().decode() for s in plain],
+    ]
+    for items in kinds:
+        assert np.array_equal(table.lookup(container(items)), want)
+    for bad, index, error in [
+        ("1.2.3.4é", 3, ValueError),  # Latin-1, not ASCII
+        ("::1\u20ac", 4, ValueError),  # 2-byte kind
+        ("1.2.3.4\ud800", 5, UnicodeEncodeError),  # no UTF-8 form
+        ("1.2.3.4\x00", 6, ValueError),
+    ]:
+        items = list(plain)
+        items[index] = bad
+        with pytest.raises(error) as e:
+            table.lookup(container(items))
+        if error is ValueError:
+            assert f"addrs[{index}]" in str(e.value)
+
+
 def test_mask_tells_a_route_valued_miss_apart():
     t = ipfib.Table()
     t["10.0.0.0/8"] = MISS
