@@ -20,6 +20,21 @@ pub struct Segment<A: Family> {
     pub fallback: Fallback<A>,
 }
 
+impl<A: Family> Segment<A> {
+    /// A segment with no lines and no cells: the place of one no chunk uses any more.
+    pub fn empty() -> Self {
+        Segment {
+            lines: Vec::new().into(),
+            fallback: Fallback::default(),
+        }
+    }
+
+    /// True when it has no lines and no cells.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty() && self.fallback.cells() == 0
+    }
+}
+
 /// 64 bytes as sixteen 32-bit words (IPv6 nodes).
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

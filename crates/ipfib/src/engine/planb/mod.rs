@@ -29,6 +29,7 @@ mod fallback;
 mod layout;
 mod line;
 mod lines;
+mod pages;
 mod partial;
 mod saved;
 mod search;

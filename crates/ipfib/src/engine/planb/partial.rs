@@ -3,11 +3,11 @@
 //! PlanB is partitioned already: the direct table names one tree per top-16-bit chunk, and a
 //! tree's lines live in a shared segment. A partial rebuild builds the touched chunks' trees
 //! from the routes that overlap each chunk (the routes containing it and those inside it) into
-//! one new segment, copies the direct table and the per-chunk segment table (fixed sizes:
-//! 256 KiB and 128 KiB, whatever the number of routes) with the touched entries pointed at the
-//! new segment, and shares every other segment with the version before. Segments no chunk
-//! uses any more are dropped, so the memory of a replaced tree goes with the last version that
-//! can see it.
+//! one new segment, points the touched chunks' entries at it (copying only the pages of the
+//! per-chunk tables they are in, `pages`), and shares every other segment and page with the
+//! version before. A segment no chunk uses any more is replaced by an empty placeholder whose
+//! number the next new segment takes, so the memory of a replaced tree goes with the last
+//! version that can see it and no other chunk's segment number changes.
 //!
 //! A partial rebuild declines (the caller builds in full, which also compacts) when:
 //! - a change touches very many chunks (a short prefix: a /8 covers 256 of them, a /0 all);
@@ -358,7 +358,10 @@ impl<A: Family> PlanB<A> {
             .map(|s| s.lines.len())
             .collect();
         let live = self.tree().live();
+        let users = self.tree().users();
         let dead_in = |s: usize| lines[s].saturating_sub(live[s]);
+        // Placeholders of emptied segments (no chunk, no line) are nobody's victims.
+        let used = users.iter().filter(|&&u| u > 0).count();
         // Victims: the segments with dead space, fewest live lines first; or, when there are
         // none and too many segments, at least two small ones to merge. Each step so either
         // reclaims dead lines or lowers the segment count: steps end.
@@ -371,8 +374,10 @@ impl<A: Family> PlanB<A> {
                 .filter(|&s| dead_in(s) * COMPACT_SLACK > lines[s])
                 .collect(),
         );
-        let small = by_live(if n > MANY_SEGMENTS {
-            (0..n).filter(|&s| live[s] < budget / 2).collect()
+        let small = by_live(if used > MANY_SEGMENTS {
+            (0..n)
+                .filter(|&s| users[s] > 0 && live[s] < budget / 2)
+                .collect()
         } else {
             Vec::new()
         });
@@ -476,8 +481,8 @@ mod tests {
             &new.tree().segments()[0],
             &old.tree().segments()[0]
         ));
-        assert_eq!(new.tree().segment_of()[0xc0a8], 1);
-        assert_eq!(new.tree().segment_of()[0x0a00], 0);
+        assert_eq!(new.tree().segment_of_chunk(0xc0a8), 1);
+        assert_eq!(new.tree().segment_of_chunk(0x0a00), 0);
         agrees(&new, &table, &probes(&table));
         agrees(
             &old,
@@ -496,6 +501,13 @@ mod tests {
             &new.tree().segments()[1]
         ));
         agrees(&newer, &table, &probes(&table));
+        // Only the page of the changed chunk is copied; the other 63 are the same memory.
+        assert_eq!(newer.tree().pages().shared_with(new.tree().pages()), 63);
+        assert_eq!(
+            newer.tree().pages().pages().len(),
+            new.tree().pages().pages().len()
+        );
+        assert!(old.tree().pages().is_empty() && !new.tree().pages().is_empty());
     }
 
     #[test]
@@ -564,9 +576,15 @@ mod tests {
         let merged =
             PlanB::from_parts(t.merged_parts(&|| false).unwrap(), Backend::Scalar).unwrap();
         assert_eq!(merged.tree().segments().len(), 1);
+        assert!(
+            merged.tree().pages().is_empty(),
+            "one segment: flat entries again"
+        );
         assert!(merged.merged_parts(&|| false).is_none());
         agrees(&merged, &table, &probes(&table));
-        assert!(t.tree().segments().len() <= MANY_SEGMENTS);
+        // Segments in use (emptied ones keep their numbers as placeholders).
+        let used = t.tree().users().iter().filter(|&&u| u > 0).count();
+        assert!(used <= MANY_SEGMENTS, "{used} segments in use");
         let rebuilt = build(&table);
         assert!(
             t.lines() <= rebuilt.lines() + rebuilt.lines() / 20 + 8,

@@ -15,10 +15,11 @@
 //! that has it as having an unknown section. The choice is made from the structure alone, so
 //! a file is the same whether or not the CPU that wrote it runs AVX-512.)
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::fallback::Fallback;
-use super::layout::Family;
+use super::layout::{Family, DIRECT_BITS};
 use super::line::Segment;
 use super::tree::{Parts, Tree};
 use super::PlanB;
@@ -74,11 +75,14 @@ impl<A: Family> PlanB<A> {
     /// Every section but `META`, with `splits` as `SPLITS` (none: no such section).
     fn write_arrays<'a>(&'a self, w: &mut Writer<'a>, splits: Option<Vec<u32>>) {
         let tree = self.tree();
-        w.array(id::<A>(DIRECT, 0), tree.direct());
+        match tree.entries() {
+            Cow::Borrowed(direct) => w.array(id::<A>(DIRECT, 0), direct),
+            Cow::Owned(direct) => w.owned(id::<A>(DIRECT, 0), direct),
+        }
         if let Some(splits) = splits {
             w.owned(id::<A>(SPLITS, 0), splits);
         }
-        w.array(id::<A>(SEGMENT_OF, 0), tree.segment_of());
+        w.owned(id::<A>(SEGMENT_OF, 0), tree.segment_table());
         for (i, segment) in tree.segments().iter().enumerate() {
             w.array(id::<A>(LINES, i), &segment.lines);
             let (cells, starts, answers) = segment.fallback.parts();
@@ -178,15 +182,22 @@ impl<A: Family> PlanB<A> {
             crate::cpu::Cpu::new(backend).ok_or(crate::error::BuildError::BackendUnavailable {
                 backend: backend.name(),
             })?;
-        let segment_of = r
-            .array::<u16>(id::<A>(SEGMENT_OF, 0))?
-            .to_vec()
-            .into_boxed_slice();
+        let direct = r.array::<u32>(id::<A>(DIRECT, 0))?;
+        let segment_of = r.array::<u16>(id::<A>(SEGMENT_OF, 0))?;
+        let chunks = 1usize << DIRECT_BITS;
+        if direct.len() != chunks || !segment_of.is_empty() && segment_of.len() != chunks {
+            return Err(OpenError::Format(format!(
+                "a direct table of {} entries and a segment table of {}, expected {chunks} \
+                 (and 0 or {chunks})",
+                direct.len(),
+                segment_of.len()
+            )));
+        }
         // Nothing is known dead in a file: every line counts as used until compaction finds
         // out otherwise (`Parts::saved`).
         let tree = Tree::from_parts(Parts::saved(
-            r.array(id::<A>(DIRECT, 0))?,
-            segment_of,
+            direct,
+            &segment_of,
             parts,
             depth,
             narrow,

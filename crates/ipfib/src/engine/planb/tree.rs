@@ -1,30 +1,33 @@
-//! The built tree: the direct table, the per-chunk segment table, the segments (lines and
-//! fallback cells) and what is counted about them, owned in one place, with the one API that
+//! The built tree: the direct table (flat with one segment, paged with several: `pages`), the
+//! per-chunk segments, the segments (lines and fallback cells) and what is counted about them, owned in one place, with the one API that
 //! reads them back (the walk, partial rebuilds, the validator, saved tables, the lines model,
 //! the staged tables and the statistics) and the one that derives a new tree from this one
 //! (partial rebuilds and compaction: chunks' trees replaced by ones in a new segment, emptied
-//! segments dropped).
+//! segments emptied).
 //!
-//! The readers the lookup walks use (`direct`, `segment_of`, `segments`, `home`, `depth`,
+//! The readers the lookup walks use (`flat_direct`, `pages`, `segments`, `home`, `depth`,
 //! `narrow`) are `#[inline(always)]` and return the fields' slices or copies, so a walk
 //! compiles to the loads it made when it read the fields.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::builder::SegmentBuilder;
 use super::layout::{entry_line, Family, Key, DIRECT_BITS, LEAF_ENTRY};
 use super::line::Segment;
+use super::pages::Pages;
 use crate::storage::Array;
 
 /// The lines of one family's table (`PlanB`'s tree), and the counts kept with them.
 #[derive(Clone, Debug)]
 pub(super) struct Tree<A: Family> {
-    /// Entry node of each top-16-bit chunk's tree (an inner node, or its leaf when `depth`
-    /// is 1), in segment `segment_of[chunk]`. Owned, or in place in a saved table's file.
+    /// With one segment: entry node of each top-16-bit chunk's tree (an inner node, or its
+    /// leaf when `depth` is 1). Owned, or in place in a saved table's file. Empty with several
+    /// segments: the entries are in `pages`.
     direct: Array<u32>,
-    /// The segment of each chunk's tree. Read only when there are several segments (a live
-    /// table between compactions); with one, the walk never loads it.
-    segment_of: Box<[u16]>,
+    /// With several segments (a live table between compactions): each chunk's entry and
+    /// segment, in pages shared with other versions. Empty with one segment.
+    pages: Pages,
     /// The lines and fallback cells of the trees, shared with other versions of the table.
     segments: Vec<Arc<Segment<A>>>,
     /// Each segment's lines, held here too so a walk of several segments reaches a
@@ -43,7 +46,9 @@ pub(super) struct Tree<A: Family> {
     /// replaced trees, which compaction reclaims.
     live: Vec<usize>,
     /// Chunks whose tree is in each segment, so a partial rebuild knows which segments it
-    /// emptied without a pass over the 2^16 chunks.
+    /// emptied without a pass over the 2^16 chunks. A segment no chunk uses is an empty
+    /// placeholder (segments keep their numbers, so that emptying one rewrites no page), and
+    /// the next new segment takes its number.
     users: Vec<u32>,
 }
 
@@ -51,7 +56,7 @@ pub(super) struct Tree<A: Family> {
 /// saved table hands them over.
 pub(super) struct Parts<A: Family> {
     direct: Array<u32>,
-    segment_of: Box<[u16]>,
+    pages: Pages,
     segments: Vec<Arc<Segment<A>>>,
     depth: usize,
     narrow: bool,
@@ -59,7 +64,7 @@ pub(super) struct Parts<A: Family> {
     results: Option<usize>,
     /// Used lines per segment (`Tree::live`); `None` when every line is (a full build).
     live: Option<Vec<usize>>,
-    /// Chunks per segment (`Tree::users`); `None`: count them from `segment_of`.
+    /// Chunks per segment (`Tree::users`); `None`: count them from the pages.
     users: Option<Vec<u32>>,
 }
 
@@ -75,7 +80,7 @@ impl<A: Family> Parts<A> {
     ) -> Self {
         Parts {
             direct,
-            segment_of: Box::new([]),
+            pages: Pages::default(),
             segments: vec![Arc::new(segment)],
             depth,
             narrow,
@@ -88,19 +93,26 @@ impl<A: Family> Parts<A> {
 
     /// A saved table's parts (unchecked: the caller validates the tree): nothing is known dead
     /// in a file, so every line counts as used until compaction finds out otherwise, and the
-    /// chunks per segment are counted from `segment_of`.
+    /// chunks per segment are counted from `segment_of`. `segment_of` (one segment per chunk,
+    /// or empty: all in segment 0) must be empty or as long as `direct`, with an entry per
+    /// chunk.
     pub(super) fn saved(
         direct: Array<u32>,
-        segment_of: Box<[u16]>,
+        segment_of: &[u16],
         segments: Vec<Arc<Segment<A>>>,
         depth: usize,
         narrow: bool,
         intervals: Option<usize>,
         results: Option<usize>,
     ) -> Self {
+        let (direct, pages) = if segment_of.is_empty() {
+            (direct, Pages::default())
+        } else {
+            (Vec::new().into(), Pages::from_flat(&direct, segment_of))
+        };
         Parts {
             direct,
-            segment_of,
+            pages,
             segments,
             depth,
             narrow,
@@ -148,10 +160,10 @@ impl<A: Family> Tree<A> {
             .unwrap_or_else(|| p.segments.iter().map(|s| s.lines.len()).collect());
         let users = p
             .users
-            .unwrap_or_else(|| count_users(&p.segment_of, p.segments.len()));
+            .unwrap_or_else(|| count_users(&p.pages.segments(), p.segments.len()));
         Tree {
             direct: p.direct,
-            segment_of: p.segment_of,
+            pages: p.pages,
             lines: p.segments.iter().map(|s| s.lines.clone()).collect(),
             segments: p.segments,
             depth: p.depth,
@@ -175,28 +187,51 @@ impl<A: Family> Tree<A> {
         self.narrow
     }
 
-    /// The direct table: each chunk's entry (its tree's entry line, maybe [`LEAF_ENTRY`]).
+    /// The direct table of a one-segment tree: each chunk's entry (its tree's entry line,
+    /// maybe [`LEAF_ENTRY`]). Empty with several segments ([`Tree::pages`]).
     #[inline(always)]
-    pub(super) fn direct(&self) -> &[u32] {
+    pub(super) fn flat_direct(&self) -> &[u32] {
         &self.direct
+    }
+
+    /// Each chunk's entry and segment of a tree with several segments (empty with one).
+    #[inline(always)]
+    pub(super) fn pages(&self) -> &Pages {
+        &self.pages
     }
 
     /// The direct entry of `chunk` (checked).
     #[inline(always)]
     pub(super) fn entry(&self, chunk: usize) -> u32 {
-        self.direct[chunk]
+        if self.pages.is_empty() {
+            self.direct[chunk]
+        } else {
+            self.pages.entry(chunk)
+        }
     }
 
-    /// The per-chunk segment table (empty with one segment).
-    #[inline(always)]
-    pub(super) fn segment_of(&self) -> &[u16] {
-        &self.segment_of
+    /// Every chunk's direct entry, in chunk order.
+    pub(super) fn entries(&self) -> Cow<'_, [u32]> {
+        if self.pages.is_empty() {
+            Cow::Borrowed(&self.direct)
+        } else {
+            Cow::Owned(self.pages.entries())
+        }
     }
 
-    /// The segment of `chunk`'s tree (0 when the segment table is empty).
+    /// Every chunk's segment, in chunk order (empty with one segment).
+    pub(super) fn segment_table(&self) -> Vec<u16> {
+        self.pages.segments()
+    }
+
+    /// The segment of `chunk`'s tree (checked).
     #[inline(always)]
     pub(super) fn segment_of_chunk(&self, chunk: usize) -> usize {
-        self.segment_of.get(chunk).map_or(0, |&s| usize::from(s))
+        if self.pages.is_empty() {
+            0
+        } else {
+            usize::from(self.pages.segment(chunk))
+        }
     }
 
     /// Every segment.
@@ -263,12 +298,12 @@ impl<A: Family> Tree<A> {
 
     /// Bytes of the direct table.
     pub(super) fn direct_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.direct)
+        std::mem::size_of_val(&*self.direct) + self.pages.bytes().0
     }
 
     /// Bytes of the segment table.
     pub(super) fn segment_of_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.segment_of)
+        self.pages.bytes().1
     }
 
     /// Bytes of every segment's lines.
@@ -291,9 +326,10 @@ impl<A: Family> Tree<A> {
     pub(super) fn span(&self, chunk: usize) -> (usize, usize, usize, usize) {
         let seg = self.segment_of_chunk(chunk);
         let lines = &self.segments[seg].lines;
-        let entry = entry_line(self.direct[chunk]) as usize;
+        let direct = self.entry(chunk);
+        let entry = entry_line(direct) as usize;
         let (mut first, mut last) = (entry, entry);
-        if self.direct[chunk] & LEAF_ENTRY != 0 {
+        if direct & LEAF_ENTRY != 0 {
             return (seg, entry, first, last);
         }
         for _ in 1..self.depth {
@@ -305,7 +341,10 @@ impl<A: Family> Tree<A> {
     }
 
     /// This tree with `chunks` (ascending) entered at `entries` of the new `segment`, every
-    /// other chunk shared; segments no chunk uses any more are dropped.
+    /// other chunk shared (and every page of entries no such chunk is in). The new segment
+    /// takes the number of the first segment no chunk uses any more, so no other chunk's
+    /// segment number changes; segments emptied become empty placeholders (trailing ones are
+    /// dropped), and a tree left with one used segment is made a one-segment tree again.
     pub(super) fn with_chunks_in(
         &self,
         chunks: &[usize],
@@ -326,70 +365,62 @@ impl<A: Family> Tree<A> {
             }
             users[seg] = users[seg].saturating_sub(1);
         }
-        live.push(segment.lines.len());
-        users.push(chunks.len() as u32);
-        let mut direct = self.direct.to_vec();
-        let mut segment_of = if self.segment_of.is_empty() {
-            vec![0u16; 1 << DIRECT_BITS]
-        } else {
-            self.segment_of.to_vec()
-        };
-        let fresh = self.segments.len() as u16;
-        for (&chunk, &entry) in chunks.iter().zip(entries) {
-            direct[chunk] = entry;
-            segment_of[chunk] = fresh;
-        }
         let mut segments = self.segments.clone();
-        segments.push(Arc::new(Segment {
+        let fresh = users.iter().position(|&u| u == 0).unwrap_or(users.len());
+        let added = Arc::new(Segment {
             lines: segment.lines.into(),
             fallback: segment.fallback,
-        }));
-
-        // Drop the segments no chunk uses any more; when there are none (the common case) the
-        // segment table is kept as it is, with no pass over its 2^16 entries.
-        if users.iter().all(|&u| u > 0) {
-            return Parts {
-                direct: direct.into(),
-                segment_of: segment_of.into(),
-                segments,
-                depth: self.depth,
-                narrow: self.narrow,
-                intervals: None,
-                results: None,
-                live: Some(live),
-                users: Some(users),
-            };
+        });
+        if fresh == segments.len() {
+            segments.push(added);
+            live.push(0);
+            users.push(0);
+        } else {
+            segments[fresh] = added;
         }
-        let mut renumber = vec![0u16; segments.len()];
-        let mut kept = Vec::with_capacity(segments.len());
-        let mut kept_live = Vec::with_capacity(segments.len());
-        let mut kept_users = Vec::with_capacity(segments.len());
-        for (i, s) in segments.into_iter().enumerate() {
-            if users[i] > 0 {
-                renumber[i] = kept.len() as u16;
-                kept.push(s);
-                kept_live.push(live[i]);
-                kept_users.push(users[i]);
+        live[fresh] = segments[fresh].lines.len();
+        users[fresh] = chunks.len() as u32;
+        for (s, seg) in segments.iter_mut().enumerate() {
+            if users[s] == 0 && !seg.is_empty() {
+                *seg = Arc::new(Segment::empty());
+                live[s] = 0;
             }
         }
-        let segment_of: Box<[u16]> = if kept.len() == 1 {
-            Box::new([])
+        while users.len() > 1 && users.last() == Some(&0) {
+            segments.pop();
+            live.pop();
+            users.pop();
+        }
+
+        let mut pages = if self.pages.is_empty() {
+            Pages::from_flat(&self.direct, &[])
         } else {
-            segment_of
-                .iter()
-                .map(|&s| renumber[usize::from(s)])
-                .collect()
+            self.pages.clone()
+        };
+        for (&chunk, &entry) in chunks.iter().zip(entries) {
+            pages.set(chunk, entry, fresh as u16);
+        }
+        let used: Vec<usize> = (0..users.len()).filter(|&s| users[s] > 0).collect();
+        let (direct, pages) = if let [only] = used[..] {
+            // One used segment: it becomes segment 0 of a one-segment tree (the entries are
+            // lines of it, whatever its number was).
+            segments = vec![segments.swap_remove(only)];
+            live = vec![live[only]];
+            users = vec![users[only]];
+            (pages.entries().into(), Pages::default())
+        } else {
+            (Vec::new().into(), pages)
         };
         Parts {
-            direct: direct.into(),
-            segment_of,
-            segments: kept,
+            direct,
+            pages,
+            segments,
             depth: self.depth,
             narrow: self.narrow,
             intervals: None,
             results: None,
-            live: Some(kept_live),
-            users: Some(kept_users),
+            live: Some(live),
+            users: Some(users),
         }
     }
 }
@@ -399,6 +430,18 @@ impl<A: Family> Tree<A> {
 impl<A: Family> Tree<A> {
     pub(super) fn set_direct(&mut self, direct: Array<u32>) {
         self.direct = direct;
+    }
+
+    /// Moves the entries into pages, with `segment_of` as the chunks' segments.
+    pub(super) fn set_pages(&mut self, segment_of: &[u16]) {
+        self.pages = Pages::from_flat(&self.direct, segment_of);
+        self.direct = Vec::new().into();
+    }
+
+    /// Puts `chunk` in segment `seg` (pages only).
+    pub(super) fn set_segment_of_chunk(&mut self, chunk: usize, seg: u16) {
+        let entry = self.pages.entry(chunk);
+        self.pages.set(chunk, entry, seg);
     }
 
     pub(super) fn set_home(&mut self, home: Array<<A::Key as Key>::Line>) {
@@ -424,10 +467,6 @@ impl<A: Family> Tree<A> {
             self.segments[seg] = segment;
         }
         self.lines = lines.into();
-    }
-
-    pub(super) fn segment_of_mut(&mut self) -> &mut Box<[u16]> {
-        &mut self.segment_of
     }
 
     pub(super) fn set_users(&mut self, users: Vec<u32>) {

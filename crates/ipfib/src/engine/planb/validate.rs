@@ -51,14 +51,19 @@ fn invalid(reason: String) -> InvalidStructure {
 /// Checks every invariant the walk relies on (module docs).
 pub fn check<A: Family>(t: &Tree<A>) -> Result<(), InvalidStructure> {
     let chunks = 1usize << DIRECT_BITS;
-    let (direct, segment_of, segments) = (t.direct(), t.segment_of(), t.segments());
+    let segments = t.segments();
     let (depth, narrow) = (t.depth(), t.narrow());
-    if direct.len() != chunks {
+    // One segment: the flat direct table and no pages; several: pages (`Pages` has a page
+    // for every chunk by construction) and no flat table.
+    let paged = !t.pages().is_empty();
+    if paged && !t.flat_direct().is_empty() || !paged && t.flat_direct().len() != chunks {
         return Err(invalid(format!(
-            "direct table has {} entries, expected {chunks}",
-            direct.len()
+            "direct table has {} entries and {} pages, expected {chunks} entries or pages",
+            t.flat_direct().len(),
+            t.pages().pages().len()
         )));
     }
+    let (direct, segment_of) = (t.entries(), t.segment_table());
     if segments.is_empty()
         || !t.home().ptr_eq(&segments[0].lines)
         || t.all_lines().len() != segments.len()
@@ -77,11 +82,11 @@ pub fn check<A: Family>(t: &Tree<A>) -> Result<(), InvalidStructure> {
             "tree depth {depth} is outside 1..={MAX_DEPTH}"
         )));
     }
-    if segments.len() > 1 && segment_of.len() != chunks {
+    if (segments.len() > 1) != paged {
         return Err(invalid(format!(
-            "{} segments but a segment table of {} entries, expected {chunks}",
+            "{} segments but {} segment table",
             segments.len(),
-            segment_of.len()
+            if paged { "a" } else { "no" }
         )));
     }
     // Per segment and line: a bit for each number of searches to go it was reached with.
@@ -184,7 +189,7 @@ pub fn check<A: Family>(t: &Tree<A>) -> Result<(), InvalidStructure> {
     }
     // The per-segment chunk counts decide which segments a partial rebuild may drop: a wrong
     // count would drop a segment some chunk still walks.
-    if t.users() != count_users(segment_of, segments.len()) {
+    if t.users() != count_users(&segment_of, segments.len()) {
         return Err(invalid(
             "the chunk counts per segment do not match the segment table".into(),
         ));
@@ -339,13 +344,13 @@ mod tests {
         let reason = |p: &PlanB<u128>| check(p.tree()).unwrap_err().reason;
 
         let mut p = good.clone();
-        let mut direct = p.tree().direct().to_vec();
+        let mut direct = p.tree().flat_direct().to_vec();
         direct[0x2001] = p.tree().lines_of(0).len() as u32;
         p.tree.set_direct(direct.into());
         assert!(reason(&p).contains("direct entry 0x2001"));
 
         let mut p = good.clone();
-        let mut direct = p.tree().direct().to_vec();
+        let mut direct = p.tree().flat_direct().to_vec();
         direct[0x2001] |= LEAF_ENTRY;
         p.tree.set_direct(direct.into());
         assert!(
@@ -387,12 +392,17 @@ mod tests {
             reason(&p).contains("segment table"),
             "two segments need the table"
         );
-        *p.tree.segment_of_mut() = vec![0; 1 << DIRECT_BITS].into_boxed_slice();
+        let mut flat = p.clone();
+        p.tree.set_pages(&vec![0; 1 << DIRECT_BITS]);
         assert!(reason(&p).contains("chunk counts"), "counts not updated");
         p.tree.set_users(vec![1 << DIRECT_BITS, 0]);
         check(p.tree()).unwrap();
-        p.tree.segment_of_mut()[0x2001] = 2;
+        p.tree.set_segment_of_chunk(0x2001, 2);
         assert!(reason(&p).contains("segment 2"));
+        p.tree.set_direct(flat.tree().flat_direct().to_vec().into());
+        assert!(reason(&p).contains("pages"), "both flat and paged entries");
+        flat.tree.set_direct(Vec::new().into());
+        assert!(reason(&flat).contains("direct table has 0 entries"));
 
         // The leaf holding the /64's fallback cell: walk to it with plain counts.
         let mut node = good.tree().entry(0x2001) as usize;
@@ -487,7 +497,7 @@ mod tests {
 
         // Another chunk entered through a copy of the root: the two trees share lines.
         let mut p = with_lines(&good, 0, |l| l.push(l[root]));
-        let mut direct = p.tree().direct().to_vec();
+        let mut direct = p.tree().flat_direct().to_vec();
         direct[0x2a00] = p.tree().lines_of(0).len() as u32 - 1;
         p.tree.set_direct(direct.into());
         assert!(
@@ -502,7 +512,7 @@ mod tests {
         // Every chunk names the same deep tree: checking stays linear in lines, not chunks.
         let mut p = planb6();
         let entry = p.tree().entry(0x2001);
-        let direct = vec![entry; p.tree().direct().len()].into();
+        let direct = vec![entry; p.tree().flat_direct().len()].into();
         p.tree.set_direct(direct);
         check(p.tree()).unwrap();
     }

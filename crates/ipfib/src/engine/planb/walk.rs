@@ -21,6 +21,7 @@ use std::mem::MaybeUninit;
 
 use super::layout::{chunk_of, entry_line, Family, Key, LEAF_ENTRY};
 use super::line::Segment;
+use super::pages::place;
 use super::search::scalar::Scalar;
 use super::search::Search;
 use super::tree::Tree;
@@ -107,15 +108,20 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
     #[inline(always)]
     unsafe fn entry(self, coarse: u64) -> (u32, u32) {
         let chunk = chunk_of::<A>(coarse);
-        // SAFETY: a chunk index is below 2^16 = `direct.len()`, and `segment_of.len()` when
-        // there are several segments (structure invariants).
+        // SAFETY: a chunk index is below 2^16 = `flat_direct().len()` with one segment, and
+        // with several its page is below `pages().len()` and its place below a page's length
+        // (structure invariants).
         unsafe {
-            let seg = if MULTI {
-                u32::from(*self.s.at(self.t.segment_of(), chunk))
+            if MULTI {
+                let (page, at) = place(chunk);
+                let page = self.s.at(self.t.pages().pages(), page);
+                (
+                    u32::from(*self.s.at(&page.segments, at)),
+                    *self.s.at(&page.entries, at),
+                )
             } else {
-                0
-            };
-            (seg, *self.s.at(self.t.direct(), chunk))
+                (0, *self.s.at(self.t.flat_direct(), chunk))
+            }
         }
     }
 

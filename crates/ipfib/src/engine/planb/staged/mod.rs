@@ -394,7 +394,8 @@ fn checked_splits<A: Family>(t: &PlanB<A>, splits: &[u32]) -> Result<Vec<(usize,
     let mut chosen: Vec<(usize, u32)> = Vec::with_capacity((splits.len() / 2).min(budget / 4));
     for pair in splits.chunks_exact(2) {
         let (chunk, b) = (pair[0] as usize, pair[1]);
-        if chunk >= t.tree().direct().len() || chosen.last().is_some_and(|&(c, _)| c >= chunk) {
+        if chunk >= t.tree().flat_direct().len() || chosen.last().is_some_and(|&(c, _)| c >= chunk)
+        {
             return Err(format!(
                 "sub-table chunk {chunk}: out of range or out of order"
             ));
