@@ -225,11 +225,17 @@ fn an_endless_delay_publishes_on_flush() {
         LiveOptions::default().with_delay(Duration::MAX),
     )
     .unwrap();
-    live.insert(net("10.0.0.0/8"), 1).unwrap();
+    let seq = live.insert(net("10.0.0.0/8"), 1).unwrap();
     thread::sleep(Duration::from_millis(20));
     assert_eq!(live.lookup(ip("10.0.0.1")), None, "not due yet");
+    assert_eq!(
+        live.published(),
+        seq - 1,
+        "published counts visible updates only"
+    );
     live.flush().unwrap();
     assert_eq!(live.lookup(ip("10.0.0.1")), Some(1));
+    assert_eq!(live.published(), seq);
     live.insert(net("10.0.0.0/8"), 2).unwrap();
     live.flush().unwrap();
     assert_eq!(

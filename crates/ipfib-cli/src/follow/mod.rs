@@ -279,6 +279,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         saved?;
     }
     let _ = live.flush();
+    progress.end_of_ribs_visible(&live);
     note!("ipfib follow: stopped; {}", progress.summary(&station));
     if let Some(path) = &args.json {
         let json = progress.json(&station, &live);

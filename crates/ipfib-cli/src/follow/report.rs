@@ -1,5 +1,5 @@
-//! What `ipfib follow` tells: a line per router, session end and End-of-RIB as they happen,
-//! a progress line per interval (with that interval's update visibility and, with
+//! What `ipfib follow` tells: a line per router and session end as they happen, a line per
+//! End-of-RIB once every route before it is visible to lookups, a progress line per interval (with that interval's update visibility and, with
 //! `--readers`, lookup rate), and the JSON report at exit.
 
 use crate::rss::rss;
@@ -76,6 +76,9 @@ pub struct Progress<'a> {
     updates: u64,
     pending: Vec<Submission>,
     all: Visibilities,
+    /// End-of-RIB lines waiting for the updates before them to be visible: the sequence
+    /// number of the last of those updates, and the line without its time.
+    end_of_ribs: Vec<(u64, String)>,
 }
 
 impl<'a> Progress<'a> {
@@ -92,18 +95,20 @@ impl<'a> Progress<'a> {
             updates: 0,
             pending: Vec::new(),
             all: Visibilities::new(),
+            end_of_ribs: Vec::new(),
         }
     }
 
     /// Takes one observation of the station.
     pub fn observe(&mut self, o: &Observed<'_>, live: &LiveFib) {
         for n in o.notices {
-            self.notice(n);
+            self.notice(n, live);
         }
         if let Some(s) = &o.submission {
             self.updates += s.len as u64;
             self.pending.push(*s);
         }
+        self.end_of_ribs_visible(live);
         if self.last.elapsed() >= self.interval {
             let v = self.visibility(live);
             let secs = self.last.elapsed().as_secs_f64().max(1e-9);
@@ -156,8 +161,24 @@ impl<'a> Progress<'a> {
         v
     }
 
-    fn notice(&self, n: &Notice) {
+    /// Prints the End-of-RIB lines whose routes are all visible, with the time they were
+    /// seen so (within a [`ipfib_io::bmp::TICK`] when no message arrives).
+    pub fn end_of_ribs_visible(&mut self, live: &LiveFib) {
+        if self.end_of_ribs.is_empty() {
+            return;
+        }
+        let published = live.published();
         let at = self.started.elapsed().as_secs_f64();
+        self.end_of_ribs.retain(|(seq, line)| {
+            if *seq > published {
+                return true;
+            }
+            note!("{line}, {at:.2} s)");
+            false
+        });
+    }
+
+    fn notice(&mut self, n: &Notice, live: &LiveFib) {
         match n {
             Notice::RouterUp { router } => note!("ipfib follow: router {router} connected"),
             Notice::Closed {
@@ -181,10 +202,13 @@ impl<'a> Progress<'a> {
                 peer,
                 family,
                 routes,
-            } => note!(
-                "ipfib follow: EoR {router}/{} {family} ({routes} routes, {at:.2} s)",
-                peer.peer
-            ),
+            } => self.end_of_ribs.push((
+                live.submitted(),
+                format!(
+                    "ipfib follow: EoR {router}/{} {family} ({routes} routes",
+                    peer.peer
+                ),
+            )),
             Notice::PeerWithoutPeerUp { router, peer } => note!(
                 "ipfib follow: router {router}: routes for peer {} without a Peer Up; following it",
                 peer.peer

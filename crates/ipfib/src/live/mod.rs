@@ -399,6 +399,12 @@ impl LiveFib {
         lock(&self.shared.queue).submitted
     }
 
+    /// The sequence number of the last update visible to new lookups (with every earlier
+    /// one): [`LiveFib::wait_visible`] of any number up to it returns at once.
+    pub fn published(&self) -> u64 {
+        lock(&self.shared.queue).published
+    }
+
     /// The publish records since the last call (empty unless
     /// [`LiveOptions::record_publishes`] or [`LiveFib::record_publishes`] turned the log on).
     pub fn take_publishes(&self) -> Vec<Publish> {
