@@ -65,7 +65,6 @@ fn json_counts_match_the_hand_counted_table_for_both_engines() {
                 assert!(!f["node_search"].as_str().unwrap().is_empty(), "{f}");
                 let parts: u64 = [
                     "direct_bytes",
-                    "segment_of_bytes",
                     "line_bytes",
                     "fallback_bytes",
                     "staged_bytes",
@@ -201,9 +200,9 @@ fn text_labels_say_what_the_figures_are() {
     let fib = write_file(dir.path(), "small.txt", SMALL_FIB.as_bytes());
     let out = ipfib(&["stats", "--fib", &fib], None);
     assert!(out.success, "{}", out.stderr);
-    assert!(!out.stdout.contains("segment of bytes"), "{}", out.stdout);
+    assert!(!out.stdout.contains("direct_bytes"), "{}", out.stdout);
     assert_eq!(
-        out.stdout.matches("chunk-to-segment map bytes ").count(),
+        out.stdout.matches("direct bytes ").count(),
         2,
         "{}",
         out.stdout

@@ -237,7 +237,6 @@ impl<A: Family> Lookup<A> for PlanB<A> {
 
     fn memory_bytes(&self) -> usize {
         self.tree.direct_bytes()
-            + self.tree.segment_of_bytes()
             + self.line_bytes()
             + self.tree.fallback_bytes()
             + self.staged_bytes()
@@ -263,7 +262,6 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             Detail::count("lines", self.lines()),
             Detail::count("fallback_cells", self.tree.cells()),
             Detail::bytes("direct_bytes", self.tree.direct_bytes()),
-            Detail::bytes("segment_of_bytes", self.tree.segment_of_bytes()),
             Detail::bytes("line_bytes", self.line_bytes()),
             Detail::bytes("fallback_bytes", self.tree.fallback_bytes()),
             Detail::bytes("staged_bytes", self.staged_bytes()),

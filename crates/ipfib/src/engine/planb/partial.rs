@@ -27,6 +27,7 @@ use super::builder::{
 };
 use super::fallback::Fallback;
 use super::layout::{chunk_of, Answer, Decoded, Family, Key, DIRECT_BITS, LEAF_ENTRY};
+use super::pages::MAX_SEGMENTS;
 use super::tree::Parts;
 use super::PlanB;
 use crate::interval::Intervals;
@@ -35,9 +36,6 @@ use crate::route_table::RouteTable;
 
 /// A change touching more chunks than this rebuilds in full (a full build visits all 65,536).
 const MAX_TOUCHED: usize = 4096;
-/// Segments a table may have before a full build compacts them into one (compaction steps,
-/// below, normally keep far fewer).
-const MAX_SEGMENTS: usize = 1024;
 /// A partial rebuild declines when the lines of all segments would exceed the last full
 /// used lines by more than this factor (plus [`SLACK_LINES`], so small tables
 /// do not rebuild in full on every change). Compaction steps normally keep far less.
@@ -259,7 +257,7 @@ impl<A: Family> PlanB<A> {
             entries.push(segment.chunk(depth, &keys, &answers, &mut constants));
         }
 
-        let parts = self.tree().with_chunks_in(&chunks, &entries, segment);
+        let parts = self.tree().with_chunks_in(&chunks, &entries, segment)?;
         let lines = parts.lines();
         let live = parts.live_lines();
         if lines as f64 > live as f64 * MAX_GROWTH + SLACK_LINES as f64 {
@@ -333,7 +331,7 @@ impl<A: Family> PlanB<A> {
                 entries.push(self.copy_chunk(c, &mut segment, &mut copied, &mut cells)?);
             }
         }
-        Some(self.tree().with_chunks_in(&chunks, &entries, segment))
+        self.tree().with_chunks_in(&chunks, &entries, segment)
     }
 
     /// One bounded step of compaction: live chunks of the segments with dead space (more than a
@@ -416,7 +414,7 @@ impl<A: Family> PlanB<A> {
             return None;
         }
 
-        Some(self.tree().with_chunks_in(&moved, &entries, segment))
+        self.tree().with_chunks_in(&moved, &entries, segment)
     }
 }
 

@@ -195,7 +195,7 @@ impl<A: Family> PlanB<A> {
         }
         // Nothing is known dead in a file: every line counts as used until compaction finds
         // out otherwise (`Parts::saved`).
-        let tree = Tree::from_parts(Parts::saved(
+        let parts = Parts::saved(
             direct,
             &segment_of,
             parts,
@@ -203,7 +203,15 @@ impl<A: Family> PlanB<A> {
             narrow,
             intervals,
             results,
-        ));
+        )
+        .ok_or_else(|| {
+            OpenError::Format(
+                "a table of several segments whose entries do not fit a live table's pages \
+                 (an entry line of 2^21 or more, or a segment number of 1024 or more)"
+                    .into(),
+            )
+        })?;
+        let tree = Tree::from_parts(parts);
         let mut planb = PlanB {
             tree,
             cpu,

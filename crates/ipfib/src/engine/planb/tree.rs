@@ -1,9 +1,10 @@
-//! The built tree: the direct table (flat with one segment, paged with several: `pages`), the
-//! per-chunk segments, the segments (lines and fallback cells) and what is counted about them, owned in one place, with the one API that
-//! reads them back (the walk, partial rebuilds, the validator, saved tables, the lines model,
-//! the staged tables and the statistics) and the one that derives a new tree from this one
-//! (partial rebuilds and compaction: chunks' trees replaced by ones in a new segment, emptied
-//! segments emptied).
+//! The built tree: the direct table (flat with one segment; with several, `pages`, whose
+//! slots also say each chunk's segment), the segments (lines and fallback cells) and what is
+//! counted about them, owned in one place, with the one API that reads them back (the walk,
+//! partial rebuilds, the validator, saved tables, the lines model, the staged tables and the
+//! statistics) and the one that derives a new tree from this one (partial rebuilds and
+//! compaction: chunks' trees replaced by ones in a new segment, segments no chunk uses any
+//! more left as empty placeholders).
 //!
 //! The readers the lookup walks use (`flat_direct`, `pages`, `segments`, `home`, `depth`,
 //! `narrow`) are `#[inline(always)]` and return the fields' slices or copies, so a walk
@@ -26,7 +27,7 @@ pub(super) struct Tree<A: Family> {
     /// segments: the entries are in `pages`.
     direct: Array<u32>,
     /// With several segments (a live table between compactions): each chunk's entry and
-    /// segment, in pages shared with other versions. Empty with one segment.
+    /// segment in one slot, in pages shared with other versions. Empty with one segment.
     pages: Pages,
     /// The lines and fallback cells of the trees, shared with other versions of the table.
     segments: Vec<Arc<Segment<A>>>,
@@ -95,7 +96,8 @@ impl<A: Family> Parts<A> {
     /// in a file, so every line counts as used until compaction finds out otherwise, and the
     /// chunks per segment are counted from `segment_of`. `segment_of` (one segment per chunk,
     /// or empty: all in segment 0) must be empty or as long as `direct`, with an entry per
-    /// chunk.
+    /// chunk. `None` when a tree of several segments has an entry or a segment number that
+    /// does not fit a page's slot (`pages::pack`), which no saved live table has.
     pub(super) fn saved(
         direct: Array<u32>,
         segment_of: &[u16],
@@ -104,13 +106,13 @@ impl<A: Family> Parts<A> {
         narrow: bool,
         intervals: Option<usize>,
         results: Option<usize>,
-    ) -> Self {
+    ) -> Option<Self> {
         let (direct, pages) = if segment_of.is_empty() {
             (direct, Pages::default())
         } else {
-            (Vec::new().into(), Pages::from_flat(&direct, segment_of))
+            (Vec::new().into(), Pages::from_flat(&direct, segment_of)?)
         };
-        Parts {
+        Some(Parts {
             direct,
             pages,
             segments,
@@ -120,7 +122,7 @@ impl<A: Family> Parts<A> {
             results,
             live: None,
             users: None,
-        }
+        })
     }
 
     /// Lines of every segment.
@@ -296,14 +298,10 @@ impl<A: Family> Tree<A> {
         self.segments.iter().map(|s| s.fallback.cells()).sum()
     }
 
-    /// Bytes of the direct table.
+    /// Bytes of the direct table (with several segments, the pages: each chunk's segment is
+    /// in its entry's slot).
     pub(super) fn direct_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.direct) + self.pages.bytes().0
-    }
-
-    /// Bytes of the segment table.
-    pub(super) fn segment_of_bytes(&self) -> usize {
-        self.pages.bytes().1
+        std::mem::size_of_val(&*self.direct) + self.pages.bytes()
     }
 
     /// Bytes of every segment's lines.
@@ -345,12 +343,14 @@ impl<A: Family> Tree<A> {
     /// takes the number of the first segment no chunk uses any more, so no other chunk's
     /// segment number changes; segments emptied become empty placeholders (trailing ones are
     /// dropped), and a tree left with one used segment is made a one-segment tree again.
+    /// `None` when the tree stays paged and an entry or the new segment's number does not fit
+    /// a page's slot (`pages::pack`; the caller's full build takes any size).
     pub(super) fn with_chunks_in(
         &self,
         chunks: &[usize],
         entries: &[u32],
         segment: SegmentBuilder<A>,
-    ) -> Parts<A> {
+    ) -> Option<Parts<A>> {
         // The moved chunks' old lines are dead now (a one-answer chain may still serve other
         // chunks: it stays counted), and their old segments have one user fewer each.
         let mut live = self.live.clone();
@@ -392,14 +392,6 @@ impl<A: Family> Tree<A> {
             users.pop();
         }
 
-        let mut pages = if self.pages.is_empty() {
-            Pages::from_flat(&self.direct, &[])
-        } else {
-            self.pages.clone()
-        };
-        for (&chunk, &entry) in chunks.iter().zip(entries) {
-            pages.set(chunk, entry, fresh as u16);
-        }
         let used: Vec<usize> = (0..users.len()).filter(|&s| users[s] > 0).collect();
         let (direct, pages) = if let [only] = used[..] {
             // One used segment: it becomes segment 0 of a one-segment tree (the entries are
@@ -407,11 +399,24 @@ impl<A: Family> Tree<A> {
             segments = vec![segments.swap_remove(only)];
             live = vec![live[only]];
             users = vec![users[only]];
-            (pages.entries().into(), Pages::default())
+            let mut direct = self.entries().into_owned();
+            for (&chunk, &entry) in chunks.iter().zip(entries) {
+                direct[chunk] = entry;
+            }
+            (direct.into(), Pages::default())
         } else {
+            let mut pages = if self.pages.is_empty() {
+                Pages::from_flat(&self.direct, &[])?
+            } else {
+                self.pages.clone()
+            };
+            let fresh = u16::try_from(fresh).ok()?;
+            for (&chunk, &entry) in chunks.iter().zip(entries) {
+                pages.set(chunk, entry, fresh)?;
+            }
             (Vec::new().into(), pages)
         };
-        Parts {
+        Some(Parts {
             direct,
             pages,
             segments,
@@ -421,7 +426,7 @@ impl<A: Family> Tree<A> {
             results: None,
             live: Some(live),
             users: Some(users),
-        }
+        })
     }
 }
 
@@ -434,14 +439,16 @@ impl<A: Family> Tree<A> {
 
     /// Moves the entries into pages, with `segment_of` as the chunks' segments.
     pub(super) fn set_pages(&mut self, segment_of: &[u16]) {
-        self.pages = Pages::from_flat(&self.direct, segment_of);
+        self.pages = Pages::from_flat(&self.direct, segment_of).expect("entries fit slots");
         self.direct = Vec::new().into();
     }
 
     /// Puts `chunk` in segment `seg` (pages only).
     pub(super) fn set_segment_of_chunk(&mut self, chunk: usize, seg: u16) {
         let entry = self.pages.entry(chunk);
-        self.pages.set(chunk, entry, seg);
+        self.pages
+            .set(chunk, entry, seg)
+            .expect("segment numbers below MAX_SEGMENTS");
     }
 
     pub(super) fn set_home(&mut self, home: Array<<A::Key as Key>::Line>) {

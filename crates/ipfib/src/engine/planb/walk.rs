@@ -21,7 +21,7 @@ use std::mem::MaybeUninit;
 
 use super::layout::{chunk_of, entry_line, Family, Key, LEAF_ENTRY};
 use super::line::Segment;
-use super::pages::place;
+use super::pages::{place, unpack};
 use super::search::scalar::Scalar;
 use super::search::Search;
 use super::tree::Tree;
@@ -115,10 +115,7 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
             if MULTI {
                 let (page, at) = place(chunk);
                 let page = self.s.at(self.t.pages().pages(), page);
-                (
-                    u32::from(*self.s.at(&page.segments, at)),
-                    *self.s.at(&page.entries, at),
-                )
+                unpack(*self.s.at(&page.slots, at))
             } else {
                 (0, *self.s.at(self.t.flat_direct(), chunk))
             }
