@@ -1,6 +1,7 @@
 //! What `ipfib follow` tells: a line per router and session end as they happen, a line per
-//! End-of-RIB once every route before it is visible to lookups, a progress line per interval (with that interval's update visibility and, with
-//! `--readers`, lookup rate), and the JSON report at exit.
+//! End-of-RIB once every route before it is visible to lookups, a progress line per interval
+//! (with that interval's update visibility and, with `--readers`, lookup rate), and the JSON
+//! report at exit.
 
 use crate::rss::rss;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -44,8 +44,7 @@ impl<A: Family> PlanB<A> {
     pub(crate) fn lines_touched(&self, addr: A) -> Touched {
         let coarse = addr.coarse();
         let chunk = chunk_of::<A>(coarse);
-        let segment = self.tree().segment_of_chunk(chunk);
-        let entry = self.tree().entry(chunk);
+        let (segment, entry) = self.tree().chunk(chunk);
         // A lane entered at its leaf searches that line twice (as an inner node, then as the
         // leaf): one line.
         let searches = if entry & LEAF_ENTRY == 0 {

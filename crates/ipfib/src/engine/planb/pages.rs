@@ -114,19 +114,11 @@ impl Pages {
         &self.0
     }
 
-    /// The direct entry of `chunk` (checked).
-    pub fn entry(&self, chunk: usize) -> u32 {
-        self.unpacked(chunk).1
-    }
-
-    /// The segment of `chunk` (checked).
-    pub fn segment(&self, chunk: usize) -> u16 {
-        self.unpacked(chunk).0 as u16
-    }
-
-    fn unpacked(&self, chunk: usize) -> (u32, u32) {
+    /// The segment and direct entry of `chunk` (checked), from one read of its slot.
+    pub fn chunk(&self, chunk: usize) -> (usize, u32) {
         let (page, at) = place(chunk);
-        unpack(self.0[page].slots[at])
+        let (segment, entry) = unpack(self.0[page].slots[at]);
+        (segment as usize, entry)
     }
 
     /// Points `chunk` at `entry` of `segment`, copying its page first when another version
@@ -139,18 +131,23 @@ impl Pages {
         Some(())
     }
 
+    /// Every chunk's segment and direct entry, in chunk order.
+    pub fn chunks(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.0.iter().flat_map(|p| p.slots).map(|slot| {
+            let (segment, entry) = unpack(slot);
+            (segment as usize, entry)
+        })
+    }
+
     /// Every chunk's entry, in chunk order.
     pub fn entries(&self) -> Vec<u32> {
-        self.slots().map(|s| unpack(s).1).collect()
+        self.chunks().map(|(_, entry)| entry).collect()
     }
 
-    /// Every chunk's segment, in chunk order.
+    /// Every chunk's segment, in chunk order, as the saved format's 16-bit table holds them
+    /// (a slot's segment has [`SEGMENT_BITS`] bits, so every number fits).
     pub fn segments(&self) -> Vec<u16> {
-        self.slots().map(|s| unpack(s).0 as u16).collect()
-    }
-
-    fn slots(&self) -> impl Iterator<Item = u32> + '_ {
-        self.0.iter().flat_map(|p| p.slots)
+        self.chunks().map(|(segment, _)| segment as u16).collect()
     }
 
     /// Bytes of the slots (entries and segment numbers together).
@@ -210,7 +207,7 @@ mod tests {
             "a refused set copies no page"
         );
         pages.set(5, LEAF_ENTRY | 9, 3).unwrap();
-        assert_eq!((pages.entry(5), pages.segment(5)), (LEAF_ENTRY | 9, 3));
+        assert_eq!(pages.chunk(5), (3, LEAF_ENTRY | 9));
         assert_eq!(pages.shared_with(&before), PAGES - 1);
         let mut wide = direct.clone();
         wide[chunks - 1] = 1 << 21;

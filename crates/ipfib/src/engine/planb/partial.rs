@@ -126,7 +126,7 @@ impl<A: Family> PlanB<A> {
     /// The step function of `chunk` as this table answers it, its fallback cells copied into
     /// `fallback`.
     fn steps(&self, chunk: usize, fallback: &mut Fallback<A>) -> Steps {
-        let segment = self.tree().segment(self.tree().segment_of_chunk(chunk));
+        let segment = self.tree().segment(self.tree().chunk(chunk).0);
         let base = (chunk as u64) << (A::COARSE_BITS - DIRECT_BITS);
         let mut steps = Steps {
             starts: Vec::new(),
@@ -404,7 +404,7 @@ impl<A: Family> PlanB<A> {
             if chunk % MERGE_POLL == 0 && interrupted() {
                 return None;
             }
-            let seg = self.tree().segment_of_chunk(chunk);
+            let (seg, _) = self.tree().chunk(chunk);
             if is_victim[seg] && segment.lines.len() < budget.max(1) {
                 entries.push(self.copy_chunk(chunk, &mut segment, &mut copied, &mut cells)?);
                 moved.push(chunk);
@@ -479,8 +479,8 @@ mod tests {
             &new.tree().segments()[0],
             &old.tree().segments()[0]
         ));
-        assert_eq!(new.tree().segment_of_chunk(0xc0a8), 1);
-        assert_eq!(new.tree().segment_of_chunk(0x0a00), 0);
+        assert_eq!(new.tree().chunk(0xc0a8).0, 1);
+        assert_eq!(new.tree().chunk(0x0a00).0, 0);
         agrees(&new, &table, &probes(&table));
         agrees(
             &old,

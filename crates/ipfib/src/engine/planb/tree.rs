@@ -202,14 +202,27 @@ impl<A: Family> Tree<A> {
         &self.pages
     }
 
+    /// The segment and direct entry of `chunk` (checked).
+    #[inline(always)]
+    pub(super) fn chunk(&self, chunk: usize) -> (usize, u32) {
+        if self.pages.is_empty() {
+            (0, self.direct[chunk])
+        } else {
+            self.pages.chunk(chunk)
+        }
+    }
+
     /// The direct entry of `chunk` (checked).
     #[inline(always)]
     pub(super) fn entry(&self, chunk: usize) -> u32 {
-        if self.pages.is_empty() {
-            self.direct[chunk]
-        } else {
-            self.pages.entry(chunk)
-        }
+        self.chunk(chunk).1
+    }
+
+    /// Every chunk's segment and direct entry, in chunk order.
+    pub(super) fn chunks(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        // One of the two is empty (flat with one segment, paged with several).
+        let flat = self.direct.iter().map(|&entry| (0, entry));
+        flat.chain(self.pages.chunks())
     }
 
     /// Every chunk's direct entry, in chunk order.
@@ -224,16 +237,6 @@ impl<A: Family> Tree<A> {
     /// Every chunk's segment, in chunk order (empty with one segment).
     pub(super) fn segment_table(&self) -> Vec<u16> {
         self.pages.segments()
-    }
-
-    /// The segment of `chunk`'s tree (checked).
-    #[inline(always)]
-    pub(super) fn segment_of_chunk(&self, chunk: usize) -> usize {
-        if self.pages.is_empty() {
-            0
-        } else {
-            usize::from(self.pages.segment(chunk))
-        }
     }
 
     /// Every segment.
@@ -322,9 +325,8 @@ impl<A: Family> Tree<A> {
     /// (or, for a chunk without boundaries, the one-answer chain it shares with others). A
     /// chunk entered at its leaf ([`LEAF_ENTRY`]) is that one line.
     pub(super) fn span(&self, chunk: usize) -> (usize, usize, usize, usize) {
-        let seg = self.segment_of_chunk(chunk);
+        let (seg, direct) = self.chunk(chunk);
         let lines = &self.segments[seg].lines;
-        let direct = self.entry(chunk);
         let entry = entry_line(direct) as usize;
         let (mut first, mut last) = (entry, entry);
         if direct & LEAF_ENTRY != 0 {
@@ -445,7 +447,7 @@ impl<A: Family> Tree<A> {
 
     /// Puts `chunk` in segment `seg` (pages only).
     pub(super) fn set_segment_of_chunk(&mut self, chunk: usize, seg: u16) {
-        let entry = self.pages.entry(chunk);
+        let (_, entry) = self.pages.chunk(chunk);
         self.pages
             .set(chunk, entry, seg)
             .expect("segment numbers below MAX_SEGMENTS");

@@ -35,7 +35,7 @@
 //! than an honest one.
 
 use super::layout::{entry_line, Decoded, Family, Key, DIRECT_BITS, LEAF_ENTRY};
-use super::tree::{count_users, Tree};
+use super::tree::Tree;
 use crate::error::InvalidStructure;
 
 /// Deeper than any table whose node indices fit 32 bits needs.
@@ -63,7 +63,6 @@ pub fn check<A: Family>(t: &Tree<A>) -> Result<(), InvalidStructure> {
             t.pages().pages().len()
         )));
     }
-    let (direct, segment_of) = (t.entries(), t.segment_table());
     if segments.is_empty()
         || !t.home().ptr_eq(&segments[0].lines)
         || t.all_lines().len() != segments.len()
@@ -105,8 +104,12 @@ pub fn check<A: Family>(t: &Tree<A>) -> Result<(), InvalidStructure> {
     // The previous chunk's segment and entry: a chunk that repeats them (runs of chunks that
     // share a tree, such as every chunk no route reaches) finds all its work done.
     let mut previous = None;
-    for (chunk, &entry) in direct.iter().enumerate() {
-        let seg = t.segment_of_chunk(chunk);
+    // Chunks per segment, counted here to check the tree's own counts.
+    let mut users = vec![0u32; segments.len()];
+    for (chunk, (seg, entry)) in t.chunks().enumerate() {
+        if let Some(u) = users.get_mut(seg) {
+            *u += 1;
+        }
         if previous.replace((seg, entry)) == Some((seg, entry)) {
             continue;
         }
@@ -189,7 +192,7 @@ pub fn check<A: Family>(t: &Tree<A>) -> Result<(), InvalidStructure> {
     }
     // The per-segment chunk counts decide which segments a partial rebuild may drop: a wrong
     // count would drop a segment some chunk still walks.
-    if t.users() != count_users(&segment_of, segments.len()) {
+    if t.users() != users {
         return Err(invalid(
             "the chunk counts per segment do not match the segment table".into(),
         ));
