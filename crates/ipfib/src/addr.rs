@@ -85,137 +85,83 @@ mod sealed {
     impl Sealed for u128 {}
 }
 
-impl Address for u32 {
-    const BITS: u8 = 32;
-    const ZERO: Self = 0;
-    const MAX: Self = u32::MAX;
-    const FAMILY: &'static str = "IPv4";
-    type Ip = Ipv4Addr;
-    type Net = Ipv4Net;
-    type Bytes = [u8; 4];
+/// Implements [`Address`] for one family's integer: the two families differ only in their
+/// types, width and name, and in how the integer sits in 128 bits (`$left`, `$from_left`).
+macro_rules! address {
+    ($t:ty, $bits:literal, $family:literal, $ip:ty, $net:ty,
+     left($l:ident) $left:expr, from_left($v:ident) $from_left:expr) => {
+        impl Address for $t {
+            const BITS: u8 = $bits;
+            const ZERO: Self = 0;
+            const MAX: Self = <$t>::MAX;
+            const FAMILY: &'static str = $family;
+            type Ip = $ip;
+            type Net = $net;
+            type Bytes = [u8; $bits / 8];
 
-    #[inline]
-    fn from_ip(ip: Ipv4Addr) -> Self {
-        u32::from(ip)
-    }
-    #[inline]
-    fn to_ip(self) -> Ipv4Addr {
-        Ipv4Addr::from(self)
-    }
-    #[inline]
-    fn to_be_bytes(self) -> [u8; 4] {
-        u32::to_be_bytes(self)
-    }
-    #[inline]
-    fn from_net(net: Ipv4Net) -> (Self, u8) {
-        (u32::from(net.addr()), net.prefix_len())
-    }
-    fn to_net(self, len: u8) -> Ipv4Net {
-        Ipv4Net::new(self.into(), len.min(32)).expect("length clamped to 32")
-    }
-    #[inline]
-    fn mask(len: u8) -> Self {
-        if len == 0 {
-            0
-        } else {
-            u32::MAX << (32 - u32::from(len.min(32)))
+            #[inline]
+            fn from_ip(ip: $ip) -> Self {
+                <$t>::from(ip)
+            }
+            #[inline]
+            fn to_ip(self) -> $ip {
+                <$ip>::from(self)
+            }
+            #[inline]
+            fn to_be_bytes(self) -> [u8; $bits / 8] {
+                <$t>::to_be_bytes(self)
+            }
+            #[inline]
+            fn from_net(net: $net) -> (Self, u8) {
+                (<$t>::from(net.addr()), net.prefix_len())
+            }
+            fn to_net(self, len: u8) -> $net {
+                <$net>::new(self.into(), len.min($bits)).expect("length clamped to the width")
+            }
+            #[inline]
+            fn mask(len: u8) -> Self {
+                if len == 0 {
+                    0
+                } else {
+                    <$t>::MAX << ($bits - u32::from(len.min($bits)))
+                }
+            }
+            #[inline]
+            fn and(self, other: Self) -> Self {
+                self & other
+            }
+            #[inline]
+            fn or(self, other: Self) -> Self {
+                self | other
+            }
+            #[inline]
+            fn not(self) -> Self {
+                !self
+            }
+            #[inline]
+            fn checked_succ(self) -> Option<Self> {
+                self.checked_add(1)
+            }
+            #[inline]
+            fn checked_pred(self) -> Option<Self> {
+                self.checked_sub(1)
+            }
+            #[inline]
+            fn to_u128_left(self) -> u128 {
+                let $l = self;
+                $left
+            }
+            #[inline]
+            fn from_u128_left($v: u128) -> Self {
+                $from_left
+            }
         }
-    }
-    #[inline]
-    fn and(self, other: Self) -> Self {
-        self & other
-    }
-    #[inline]
-    fn or(self, other: Self) -> Self {
-        self | other
-    }
-    #[inline]
-    fn not(self) -> Self {
-        !self
-    }
-    #[inline]
-    fn checked_succ(self) -> Option<Self> {
-        self.checked_add(1)
-    }
-    #[inline]
-    fn checked_pred(self) -> Option<Self> {
-        self.checked_sub(1)
-    }
-    #[inline]
-    fn to_u128_left(self) -> u128 {
-        u128::from(self) << 96
-    }
-    #[inline]
-    fn from_u128_left(v: u128) -> Self {
-        (v >> 96) as u32
-    }
+    };
 }
 
-impl Address for u128 {
-    const BITS: u8 = 128;
-    const ZERO: Self = 0;
-    const MAX: Self = u128::MAX;
-    const FAMILY: &'static str = "IPv6";
-    type Ip = Ipv6Addr;
-    type Net = Ipv6Net;
-    type Bytes = [u8; 16];
-
-    #[inline]
-    fn from_ip(ip: Ipv6Addr) -> Self {
-        u128::from(ip)
-    }
-    #[inline]
-    fn to_ip(self) -> Ipv6Addr {
-        Ipv6Addr::from(self)
-    }
-    #[inline]
-    fn to_be_bytes(self) -> [u8; 16] {
-        u128::to_be_bytes(self)
-    }
-    #[inline]
-    fn from_net(net: Ipv6Net) -> (Self, u8) {
-        (u128::from(net.addr()), net.prefix_len())
-    }
-    fn to_net(self, len: u8) -> Ipv6Net {
-        Ipv6Net::new(self.into(), len.min(128)).expect("length clamped to 128")
-    }
-    #[inline]
-    fn mask(len: u8) -> Self {
-        if len == 0 {
-            0
-        } else {
-            u128::MAX << (128 - u32::from(len.min(128)))
-        }
-    }
-    #[inline]
-    fn and(self, other: Self) -> Self {
-        self & other
-    }
-    #[inline]
-    fn or(self, other: Self) -> Self {
-        self | other
-    }
-    #[inline]
-    fn not(self) -> Self {
-        !self
-    }
-    #[inline]
-    fn checked_succ(self) -> Option<Self> {
-        self.checked_add(1)
-    }
-    #[inline]
-    fn checked_pred(self) -> Option<Self> {
-        self.checked_sub(1)
-    }
-    #[inline]
-    fn to_u128_left(self) -> u128 {
-        self
-    }
-    #[inline]
-    fn from_u128_left(v: u128) -> Self {
-        v
-    }
-}
+address!(u32, 32, "IPv4", Ipv4Addr, Ipv4Net,
+    left(a) u128::from(a) << 96, from_left(v) (v >> 96) as u32);
+address!(u128, 128, "IPv6", Ipv6Addr, Ipv6Net, left(a) a, from_left(v) v);
 
 /// An address as a batch caller stores it: the family's integer, or its network-order
 /// [`Address::Bytes`]. Batched walks are generic over it so that bytes are converted where the

@@ -465,90 +465,61 @@ pub mod x86 {
     use super::super::search::{Avx2, Avx512};
     use super::*;
 
-    walk!(Avx2, batch_avx2, stream_avx2, one_avx2);
-    walk!(Avx512, batch_avx512, stream_avx512, one_avx512);
+    /// The walks of backend `$token` (batched, streamed, single), compiled with `$features`,
+    /// and its [`Walk`].
+    macro_rules! x86_walks {
+        ($token:ident, $features:literal, $batch:ident, $stream:ident, $one:ident) => {
+            #[doc = concat!("Batched walk with `", $features, "` enabled.")]
+            ///
+            /// # Safety
+            /// `t` satisfies the structure invariants (the token proves the CPU features).
+            #[target_feature(enable = $features)]
+            pub unsafe fn $batch<P: Preset, O: Output>(
+                t: &Dxr<P>,
+                s: $token,
+                addrs: &[u32],
+                out: &mut [O],
+                miss: NextHop,
+            ) {
+                // SAFETY: caller's contract.
+                unsafe { batch(t, s, addrs, out, miss) }
+            }
 
-    /// Batched walk with AVX-512 enabled.
-    ///
-    /// # Safety
-    /// `t` satisfies the structure invariants (the token proves the CPU features).
-    #[target_feature(enable = "avx512f,avx512bw,popcnt,bmi2")]
-    pub unsafe fn batch_avx512<P: Preset, O: Output>(
-        t: &Dxr<P>,
-        s: Avx512,
-        addrs: &[u32],
-        out: &mut [O],
-        miss: NextHop,
-    ) {
-        // SAFETY: caller's contract.
-        unsafe { batch(t, s, addrs, out, miss) }
-    }
+            #[doc = concat!("[`stream`] with `", $features, "` enabled.")]
+            ///
+            /// # Safety
+            #[doc = concat!("As for [`", stringify!($batch), "`].")]
+            #[target_feature(enable = $features)]
+            pub unsafe fn $stream<P: Preset, O: Output>(
+                t: &Dxr<P>,
+                s: $token,
+                addrs: &[u32],
+                out: &mut [O],
+                miss: NextHop,
+            ) {
+                // SAFETY: caller's contract.
+                unsafe { stream(t, s, addrs, out, miss) }
+            }
 
-    /// [`stream`] with AVX-512 enabled.
-    ///
-    /// # Safety
-    /// As for [`batch_avx512`].
-    #[target_feature(enable = "avx512f,avx512bw,popcnt,bmi2")]
-    pub unsafe fn stream_avx512<P: Preset, O: Output>(
-        t: &Dxr<P>,
-        s: Avx512,
-        addrs: &[u32],
-        out: &mut [O],
-        miss: NextHop,
-    ) {
-        // SAFETY: caller's contract.
-        unsafe { stream(t, s, addrs, out, miss) }
-    }
+            #[doc = concat!("Single lookup with `", $features, "` enabled.")]
+            ///
+            /// # Safety
+            #[doc = concat!("As for [`", stringify!($batch), "`].")]
+            #[target_feature(enable = $features)]
+            pub unsafe fn $one<P: Preset>(t: &Dxr<P>, s: $token, addr: u32) -> Option<NextHop> {
+                // SAFETY: caller's contract.
+                unsafe { one(t, s, addr, 0) }
+            }
 
-    /// Single lookup with AVX-512 enabled.
-    ///
-    /// # Safety
-    /// As for [`batch_avx512`].
-    #[target_feature(enable = "avx512f,avx512bw,popcnt,bmi2")]
-    pub unsafe fn one_avx512<P: Preset>(t: &Dxr<P>, s: Avx512, addr: u32) -> Option<NextHop> {
-        // SAFETY: caller's contract.
-        unsafe { one(t, s, addr, 0) }
+            walk!($token, $batch, $stream, $one);
+        };
     }
-
-    /// Batched walk with AVX2 enabled.
-    ///
-    /// # Safety
-    /// As for [`batch_avx512`].
-    #[target_feature(enable = "avx2,popcnt,bmi2")]
-    pub unsafe fn batch_avx2<P: Preset, O: Output>(
-        t: &Dxr<P>,
-        s: Avx2,
-        addrs: &[u32],
-        out: &mut [O],
-        miss: NextHop,
-    ) {
-        // SAFETY: caller's contract.
-        unsafe { batch(t, s, addrs, out, miss) }
-    }
-
-    /// [`stream`] with AVX2 enabled.
-    ///
-    /// # Safety
-    /// As for [`batch_avx512`].
-    #[target_feature(enable = "avx2,popcnt,bmi2")]
-    pub unsafe fn stream_avx2<P: Preset, O: Output>(
-        t: &Dxr<P>,
-        s: Avx2,
-        addrs: &[u32],
-        out: &mut [O],
-        miss: NextHop,
-    ) {
-        // SAFETY: caller's contract.
-        unsafe { stream(t, s, addrs, out, miss) }
-    }
-
-    /// Single lookup with AVX2 enabled.
-    ///
-    /// # Safety
-    /// As for [`batch_avx512`].
-    #[target_feature(enable = "avx2,popcnt,bmi2")]
-    pub unsafe fn one_avx2<P: Preset>(t: &Dxr<P>, s: Avx2, addr: u32) -> Option<NextHop> {
-        // SAFETY: caller's contract.
-        unsafe { one(t, s, addr, 0) }
-    }
+    x86_walks!(
+        Avx512,
+        "avx512f,avx512bw,popcnt,bmi2",
+        batch_avx512,
+        stream_avx512,
+        one_avx512
+    );
+    x86_walks!(Avx2, "avx2,popcnt,bmi2", batch_avx2, stream_avx2, one_avx2);
 }

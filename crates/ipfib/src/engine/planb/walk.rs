@@ -716,58 +716,39 @@ pub mod x86 {
     use super::super::search::{avx2::Avx2, avx512::Avx512};
     use super::*;
 
-    /// Batched walk with AVX-512 enabled.
-    ///
-    /// # Safety
-    /// `t` satisfies the structure invariants (the token proves the CPU features).
-    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    pub unsafe fn batch_avx512<A: Family, I: AddressInput<A>, O: Output>(
-        t: &PlanB<A>,
-        s: Avx512,
-        addrs: &[I],
-        out: &mut [O],
-        miss: NextHop,
-    ) {
-        // SAFETY: caller's contract.
-        unsafe { batch(t, s, addrs, out, miss) }
-    }
+    /// The batched and single walks of backend `$token`, compiled with `$features`, and its
+    /// [`Walk`].
+    macro_rules! x86_walks {
+        ($token:ident, $features:literal, $batch:ident, $one:ident) => {
+            #[doc = concat!("Batched walk with `", $features, "` enabled.")]
+            ///
+            /// # Safety
+            /// `t` satisfies the structure invariants (the token proves the CPU features).
+            #[target_feature(enable = $features)]
+            pub unsafe fn $batch<A: Family, I: AddressInput<A>, O: Output>(
+                t: &PlanB<A>,
+                s: $token,
+                addrs: &[I],
+                out: &mut [O],
+                miss: NextHop,
+            ) {
+                // SAFETY: caller's contract.
+                unsafe { batch(t, s, addrs, out, miss) }
+            }
 
-    /// Single walk with AVX-512 enabled.
-    ///
-    /// # Safety
-    /// As for [`batch_avx512`].
-    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    pub unsafe fn one_avx512<A: Family>(t: &PlanB<A>, s: Avx512, addr: A) -> Option<NextHop> {
-        // SAFETY: caller's contract.
-        unsafe { one(t, s, addr) }
-    }
+            #[doc = concat!("Single walk with `", $features, "` enabled.")]
+            ///
+            /// # Safety
+            #[doc = concat!("As for [`", stringify!($batch), "`].")]
+            #[target_feature(enable = $features)]
+            pub unsafe fn $one<A: Family>(t: &PlanB<A>, s: $token, addr: A) -> Option<NextHop> {
+                // SAFETY: caller's contract.
+                unsafe { one(t, s, addr) }
+            }
 
-    /// Batched walk with AVX2 enabled.
-    ///
-    /// # Safety
-    /// As for [`batch_avx512`].
-    #[target_feature(enable = "avx2,popcnt")]
-    pub unsafe fn batch_avx2<A: Family, I: AddressInput<A>, O: Output>(
-        t: &PlanB<A>,
-        s: Avx2,
-        addrs: &[I],
-        out: &mut [O],
-        miss: NextHop,
-    ) {
-        // SAFETY: caller's contract.
-        unsafe { batch(t, s, addrs, out, miss) }
+            walk!($token, $batch, $one);
+        };
     }
-
-    /// Single walk with AVX2 enabled.
-    ///
-    /// # Safety
-    /// As for [`batch_avx512`].
-    #[target_feature(enable = "avx2,popcnt")]
-    pub unsafe fn one_avx2<A: Family>(t: &PlanB<A>, s: Avx2, addr: A) -> Option<NextHop> {
-        // SAFETY: caller's contract.
-        unsafe { one(t, s, addr) }
-    }
-
-    walk!(Avx2, batch_avx2, one_avx2);
-    walk!(Avx512, batch_avx512, one_avx512);
+    x86_walks!(Avx512, "avx512f,avx512bw,popcnt", batch_avx512, one_avx512);
+    x86_walks!(Avx2, "avx2,popcnt", batch_avx2, one_avx2);
 }
