@@ -14,8 +14,11 @@
 //! never a whole line.
 
 use std::io::{self, BufRead};
+use std::path::Path;
 
 use memchr::memchr2;
+
+use crate::LoadError;
 
 /// The longest line accepted, in bytes, not counting its line end. A route line is under 60
 /// bytes; anything near this is not a table.
@@ -42,6 +45,23 @@ pub enum LineError {
 }
 
 impl LineError {
+    /// The error a reader of file `path` returns for this one at line `line` (the reader's
+    /// [`LineReader::line_number`]): the stream's own error as an I/O error of the file, any
+    /// other as a bad line.
+    pub fn into_load_error(self, path: &Path, line: u64) -> LoadError {
+        match self {
+            LineError::Io(source) => LoadError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+            e => LoadError::Line {
+                path: path.to_path_buf(),
+                line,
+                reason: e.reason(),
+            },
+        }
+    }
+
     /// A one-line description for error messages (the caller adds file and line).
     pub fn reason(&self) -> String {
         match self {

@@ -31,7 +31,7 @@ use std::path::Path;
 
 use crate::decompress::{display_path, open_maybe_compressed};
 pub use crate::lines::MAX_LINE;
-use crate::lines::{excerpt, excerpt_str, LineError, LineReader};
+use crate::lines::{excerpt, excerpt_str, LineReader};
 use crate::LoadError;
 use ipfib::{Address, NextHop, Prefix, RouteTable, Table};
 
@@ -59,19 +59,7 @@ pub fn read_fib_from<R: BufRead>(reader: R, path: &Path) -> Result<Table, LoadEr
         let line = match lines.next_line() {
             Ok(Some(line)) => line,
             Ok(None) => break,
-            Err(LineError::Io(source)) => {
-                return Err(LoadError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                })
-            }
-            Err(e) => {
-                return Err(LoadError::Line {
-                    path: path.to_path_buf(),
-                    line: lines.line_number(),
-                    reason: e.reason(),
-                })
-            }
+            Err(e) => return Err(e.into_load_error(path, lines.line_number())),
         };
         match parse_line(line) {
             Ok(Some(Route::V4(p, nh))) => v4.push(p, nh),

@@ -25,7 +25,7 @@ use std::path::Path;
 use ipnet::IpNet;
 
 use crate::decompress::{display_path, open_maybe_compressed};
-use crate::lines::{excerpt, LineError, LineReader};
+use crate::lines::{excerpt, LineReader};
 use crate::mrt::{looks_like_mrt, HEADER_LEN};
 use crate::{peek, LoadError};
 
@@ -154,19 +154,7 @@ pub fn read_text<R: BufRead>(
         let line = match lines.next_line() {
             Ok(Some(line)) => line,
             Ok(None) => break,
-            Err(LineError::Io(source)) => {
-                return Err(LoadError::Io {
-                    path: name.to_path_buf(),
-                    source,
-                })
-            }
-            Err(e) => {
-                return Err(LoadError::Line {
-                    path: name.to_path_buf(),
-                    line: lines.line_number(),
-                    reason: e.reason(),
-                })
-            }
+            Err(e) => return Err(e.into_load_error(name, lines.line_number())),
         };
         report.records += 1;
         match parse_line(line) {
