@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::builder::SegmentBuilder;
-use super::layout::{entry_line, Family, Key, DIRECT_BITS, LEAF_ENTRY};
+use super::layout::{entry_line, Family, Key, LEAF_ENTRY};
 use super::line::Segment;
 use super::pages::Pages;
 use crate::storage::Array;
@@ -94,7 +94,8 @@ impl<A: Family> Parts<A> {
 
     /// A saved table's parts (unchecked: the caller validates the tree): nothing is known dead
     /// in a file, so every line counts as used until compaction finds out otherwise, and the
-    /// chunks per segment are counted from `segment_of`. `segment_of` (one segment per chunk,
+    /// chunks per segment are counted from the chunks' slots ([`Tree::count_users`]).
+    /// `segment_of` (one segment per chunk,
     /// or empty: all in segment 0) must be empty or as long as `direct`, with an entry per
     /// chunk. `None` when a tree of several segments has an entry or a segment number that
     /// does not fit a page's slot (`pages::pack`), which no saved live table has.
@@ -136,23 +137,6 @@ impl<A: Family> Parts<A> {
     }
 }
 
-/// Chunks per segment of a per-chunk segment table (`n` segments; an empty table means every
-/// chunk is in segment 0). Entries out of range are not counted (validation rejects them).
-pub(super) fn count_users(segment_of: &[u16], n: usize) -> Vec<u32> {
-    let mut users = vec![0u32; n];
-    if segment_of.is_empty() {
-        if let Some(u) = users.first_mut() {
-            *u = 1 << DIRECT_BITS;
-        }
-    }
-    for &s in segment_of {
-        if let Some(u) = users.get_mut(usize::from(s)) {
-            *u += 1;
-        }
-    }
-    users
-}
-
 impl<A: Family> Tree<A> {
     /// The tree of `p`, its uncounted counts counted. Panics if `p` has no segment.
     pub(super) fn from_parts(p: Parts<A>) -> Self {
@@ -160,10 +144,7 @@ impl<A: Family> Tree<A> {
         let live = p
             .live
             .unwrap_or_else(|| p.segments.iter().map(|s| s.lines.len()).collect());
-        let users = p
-            .users
-            .unwrap_or_else(|| count_users(&p.pages.segments(), p.segments.len()));
-        Tree {
+        let mut tree = Tree {
             direct: p.direct,
             pages: p.pages,
             lines: p.segments.iter().map(|s| s.lines.clone()).collect(),
@@ -173,8 +154,22 @@ impl<A: Family> Tree<A> {
             intervals: p.intervals,
             results: p.results,
             live,
-            users,
+            users: Vec::new(),
+        };
+        tree.users = p.users.unwrap_or_else(|| tree.count_users());
+        tree
+    }
+
+    /// Chunks per segment, counted from the entries (numbers out of range are not counted:
+    /// validation rejects them).
+    pub(super) fn count_users(&self) -> Vec<u32> {
+        let mut users = vec![0u32; self.segments.len()];
+        for (seg, _) in self.chunks() {
+            if let Some(u) = users.get_mut(seg) {
+                *u += 1;
+            }
         }
+        users
     }
 
     /// Node searches per lookup, the leaf's included.

@@ -104,12 +104,7 @@ pub fn check<A: Family>(t: &Tree<A>) -> Result<(), InvalidStructure> {
     // The previous chunk's segment and entry: a chunk that repeats them (runs of chunks that
     // share a tree, such as every chunk no route reaches) finds all its work done.
     let mut previous = None;
-    // Chunks per segment, counted here to check the tree's own counts.
-    let mut users = vec![0u32; segments.len()];
     for (chunk, (seg, entry)) in t.chunks().enumerate() {
-        if let Some(u) = users.get_mut(seg) {
-            *u += 1;
-        }
         if previous.replace((seg, entry)) == Some((seg, entry)) {
             continue;
         }
@@ -192,7 +187,7 @@ pub fn check<A: Family>(t: &Tree<A>) -> Result<(), InvalidStructure> {
     }
     // The per-segment chunk counts decide which segments a partial rebuild may drop: a wrong
     // count would drop a segment some chunk still walks.
-    if t.users() != users {
+    if t.users() != t.count_users() {
         return Err(invalid(
             "the chunk counts per segment do not match the segment table".into(),
         ));
