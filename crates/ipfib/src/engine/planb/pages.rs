@@ -62,6 +62,16 @@ pub(super) fn unpack(slot: u32) -> (u32, u32) {
     )
 }
 
+/// The bits of a slot that hold its segment number, in place: a walk asking whether a slot
+/// is in a segment compares them with the segment's [`segment_field`], and the rest of the
+/// slot is the direct entry.
+pub(super) const SEGMENT_FIELD: u32 = SEGMENT_MASK << LINE_BITS;
+
+/// Segment `seg`'s number where a slot holds it ([`SEGMENT_FIELD`]).
+pub(super) fn segment_field(seg: u32) -> u32 {
+    seg << LINE_BITS & SEGMENT_FIELD
+}
+
 /// The slots ([`pack`]) of [`PAGE_CHUNKS`] consecutive chunks.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]

@@ -509,6 +509,70 @@ mod tests {
     }
 
     #[test]
+    fn batches_walk_a_home_segment_and_look_up_lanes_from_other_segments_again() {
+        // A dense chunk (10.0/16: depth 2, with other chunks entered at their leaf) and one or
+        // two /24s in each of 600 others; probes in table order, so every group of lanes mixes
+        // chunks of the home segment with rebuilt ones.
+        let mut table: RouteTable<u32> = (0..200u32)
+            .map(|i| (Prefix::new(0x0a00_0000 | (i << 8), 24).unwrap(), i))
+            .chain((0..600u32).flat_map(|i| {
+                let chunk = 0x1400_0000 + i * 0x0007_0000;
+                [
+                    (Prefix::new(chunk | 0x0100, 24).unwrap(), i),
+                    (Prefix::new(chunk | (i % 7) << 12, 20).unwrap(), i + 1),
+                ]
+            }))
+            .collect();
+        let mut t = build(&table);
+        let changed: Vec<Prefix<u32>> = (0..600u32)
+            .step_by(97)
+            .map(|i| Prefix::new((0x1400_0000 + i * 0x0007_0000) | 0x8000, 17).unwrap())
+            .collect();
+        for &p in &changed {
+            table.insert(p, 4242);
+            t = PlanB::from_parts(t.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
+        }
+        let home = t
+            .tree()
+            .home_chunk()
+            .expect("one segment holds nearly all lines");
+        assert!(t.tree().segments().len() > 2);
+        let home_seg = t.tree().chunk(home).0;
+        for p in &changed {
+            let chunk = chunk_of::<u32>(p.first().coarse());
+            assert_ne!(t.tree().chunk(chunk).0, home_seg, "{p} is elsewhere");
+        }
+        let probes = probes(&table);
+        for backend in Backend::available() {
+            t.set_backend(backend).unwrap();
+            agrees(&t, &table, &probes);
+        }
+
+        // Rebuilt chunks with a fifth of the lines: the lanes carry their own segments' lines.
+        let more: Vec<Prefix<u32>> = (0..600u32)
+            .step_by(3)
+            .map(|i| Prefix::new((0x1400_0000 + i * 0x0007_0000) | 0x4000, 18).unwrap())
+            .collect();
+        for chunk in more.chunks(25) {
+            for &p in chunk {
+                table.insert(p, 77);
+            }
+            t = PlanB::from_parts(t.partial_parts(&table, chunk).unwrap(), Backend::Scalar)
+                .unwrap();
+        }
+        assert!(t.tree().segments().len() > 2);
+        assert_eq!(
+            t.tree().home_chunk(),
+            None,
+            "no segment holds nearly all lines"
+        );
+        for backend in Backend::available() {
+            t.set_backend(backend).unwrap();
+            agrees(&t, &table, &probes);
+        }
+    }
+
+    #[test]
     fn a_new_segment_answers_its_fallback_cells_in_every_walk() {
         // /64s finer than the coarse /48 cells make fallback cells; a change in their chunk
         // moves the chunk's tree and cells to a new segment, where the multi-segment walks

@@ -51,7 +51,20 @@ pub(super) struct Tree<A: Family> {
     /// placeholder (segments keep their numbers, so that emptying one rewrites no page), and
     /// the next new segment takes its number.
     users: Vec<u32>,
+    /// With several segments: a chunk of the segment that holds all but at most
+    /// 1/[`HOME_SHARE`] of the used lines, if one does (`None` with one segment). The batched
+    /// walk then walks every lane through that segment's lines (one base for all lanes, as a
+    /// one-segment walk) and looks up again, one at a time, the lanes whose chunk is
+    /// elsewhere (`walk::enter`).
+    home_chunk: Option<usize>,
 }
+
+/// The batched walk of a tree with several segments goes through one home segment when it
+/// holds all but 1/`HOME_SHARE` of the used lines (a live table between compactions: its
+/// last full build or settled compaction, with a few rebuilt chunks elsewhere). Each lane
+/// whose chunk is elsewhere costs a second, single lookup, so past that share the walk that
+/// carries each lane's own lines is the better one.
+const HOME_SHARE: usize = 32;
 
 /// The arrays a tree is made of, as the builder, a partial rebuild, a compaction step or a
 /// saved table hands them over.
@@ -155,9 +168,32 @@ impl<A: Family> Tree<A> {
             results: p.results,
             live,
             users: Vec::new(),
+            home_chunk: None,
         };
         tree.users = p.users.unwrap_or_else(|| tree.count_users());
+        tree.home_chunk = tree.find_home();
         tree
+    }
+
+    /// [`Tree::home_chunk`]: with several segments, the first chunk of the segment with the
+    /// most used lines when it holds all but 1/[`HOME_SHARE`] of them.
+    fn find_home(&self) -> Option<usize> {
+        if self.segments.len() == 1 {
+            return None;
+        }
+        let total: usize = self.live.iter().sum();
+        let (home, &lines) = self.live.iter().enumerate().max_by_key(|&(_, l)| *l)?;
+        // Such a segment has most chunks too, so the search ends in the first few.
+        (lines >= total - total / HOME_SHARE)
+            .then(|| self.chunks().position(|(seg, _)| seg == home))
+            .flatten()
+    }
+
+    /// With several segments, a chunk of the segment the batched walk walks every lane
+    /// through, if one holds all but a small share of the used lines ([`HOME_SHARE`]).
+    #[inline(always)]
+    pub(super) fn home_chunk(&self) -> Option<usize> {
+        self.home_chunk
     }
 
     /// Chunks per segment, counted from the entries (numbers out of range are not counted:

@@ -21,7 +21,7 @@ use std::mem::MaybeUninit;
 
 use super::layout::{chunk_of, entry_line, Family, Key, LEAF_ENTRY};
 use super::line::Segment;
-use super::pages::{place, unpack};
+use super::pages::{place, segment_field, unpack, SEGMENT_FIELD};
 use super::search::scalar::Scalar;
 use super::search::Search;
 use super::tree::Tree;
@@ -76,15 +76,24 @@ pub const LANES: usize = 32;
 /// table, and a live table after compaction) is walked with `MULTI = false`: the segment's
 /// lines (`home`) are found once per call and the per-chunk segment table is never read, so
 /// sharing segments costs a static table nothing. A live table between compactions is walked
-/// with `MULTI = true`: each lane carries its segment's lines, found as it enters
-/// ([`Group`]). `NARROW` is the table's leaf format (`layout`), a constant so that reading an
-/// answer never tests it.
+/// with `MULTI = true`: its chunks' entries are in pages, and a lane's lines are those of its
+/// chunk's segment. The batched walk either has every lane carry its segment's lines
+/// ([`Group`] with `W = LANES`), or, when one home segment holds nearly all the lines
+/// ([`Tree::home_chunk`]), walks every lane through `home` like a one-segment walk and looks
+/// up the few lanes from other segments again ([`enter`], [`finish_group`]). `NARROW` is the
+/// table's leaf format (`layout`), a constant so that reading an answer never tests it.
 #[derive(Clone, Copy)]
 pub(super) struct View<'t, A: Family, S, const MULTI: bool, const NARROW: bool> {
     pub(super) t: &'t Tree<A>,
     pub(super) s: S,
-    /// Segment 0's lines.
+    /// The home segment's lines: segment 0's with one segment.
     pub(super) home: &'t [<A::Key as Key>::Line],
+    /// The home segment's number, as a page's slot holds it (`pages::segment_field`), and
+    /// the entry of one of its chunks: where a lane whose chunk is in another segment walks
+    /// instead of its own tree (its answer is replaced).
+    home_seg: u32,
+    home_field: u32,
+    stand_in: u32,
     /// Every segment's lines (read only with `MULTI`).
     all: &'t [Array<<A::Key as Key>::Line>],
 }
@@ -97,7 +106,28 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
             t,
             s,
             home: t.home(),
+            home_seg: 0,
+            home_field: 0,
+            stand_in: 0,
             all: t.all_lines(),
+        }
+    }
+
+    /// This view with the home segment of a tree of several segments ([`Tree::home_chunk`])
+    /// as `home` (unchanged without one).
+    fn with_home(self) -> Self {
+        match self.t.home_chunk() {
+            Some(chunk) => {
+                let (seg, stand_in) = self.t.chunk(chunk);
+                View {
+                    home: &self.all[seg],
+                    home_seg: seg as u32,
+                    home_field: segment_field(seg as u32),
+                    stand_in,
+                    ..self
+                }
+            }
+            None => self,
         }
     }
 
@@ -107,18 +137,31 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
     /// `t` satisfies the structure invariants.
     #[inline(always)]
     unsafe fn entry(self, coarse: u64) -> (u32, u32) {
-        let chunk = chunk_of::<A>(coarse);
-        // SAFETY: a chunk index is below 2^16 = `flat_direct().len()` with one segment, and
-        // with several its page is below `pages().len()` and its place below a page's length
-        // (structure invariants).
+        // SAFETY: with several segments, caller's contract; with one, a chunk index is below
+        // 2^16 = `flat_direct().len()` (structure invariants).
         unsafe {
             if MULTI {
-                let (page, at) = place(chunk);
-                let page = self.s.at(self.t.pages().pages(), page);
-                unpack(*self.s.at(&page.slots, at))
+                unpack(self.slot(coarse))
             } else {
-                (0, *self.s.at(self.t.flat_direct(), chunk))
+                (0, *self.s.at(self.t.flat_direct(), chunk_of::<A>(coarse)))
             }
+        }
+    }
+
+    /// The slot of the chunk of `coarse` in a tree of several segments (`pages`): its segment
+    /// and entry, packed.
+    ///
+    /// # Safety
+    /// `t` satisfies the structure invariants and has several segments.
+    #[inline(always)]
+    unsafe fn slot(self, coarse: u64) -> u32 {
+        let (page, at) = place(chunk_of::<A>(coarse));
+        // SAFETY: a chunk's page is below `pages().len()` and its place below a page's length
+        // (structure invariants).
+        unsafe {
+            *self
+                .s
+                .at(&self.s.at(self.t.pages().pages(), page).slots, at)
         }
     }
 
@@ -295,44 +338,56 @@ pub(super) struct Group<K: Key, const W: usize> {
     pub(super) x: [K; LANES],
     /// Each lane's current node: its entry node, inner nodes, then its leaf.
     pub(super) node: [u32; LANES],
-    /// Each lane's segment's lines (their first), set and read only in a walk of several
-    /// segments: a lane finds them once, where it enters. Found at every step through the
-    /// segment's `Arc`, a live table of 10 segments answered 64-address batches at 0.68x of
-    /// a one-segment table's rate, and at 0.97x this way (IPv4 et-2015, `examples/live_walk`,
-    /// medians of 15 processes, AMD EPYC Zen 4). `W` is `LANES` in such walks and 0 in
-    /// others: one-segment walks carrying the array ran 0.95x (dfz10's staged batch).
+    /// Each lane's segment's lines (their first), in the walk of several segments that has
+    /// no home segment ([`View`]): a lane finds them once, where it enters. Found at every
+    /// step through the segment's `Arc`, a live table of 10 segments answered 64-address
+    /// batches at 0.68x of a one-segment table's rate, and at 0.97x this way (IPv4 et-2015,
+    /// `examples/live_walk`, medians of 15 processes, AMD EPYC Zen 4). `W` is `LANES` in such
+    /// walks and 0 in others: one-segment walks carrying the array ran 0.95x (dfz10's staged
+    /// batch).
     start: [MaybeUninit<*const K::Line>; W],
     /// Their lengths, for the bounds checks of debug builds.
     #[cfg(debug_assertions)]
     len: [u32; W],
+    /// In a walk through a home segment, the lanes whose chunk is in another segment (bit `i`
+    /// for lane `i`): they walk the home segment's stand-in tree, and their answers are
+    /// looked up again.
+    away: u32,
 }
 
 impl<K: Key, const W: usize> Group<K, W> {
     pub(super) fn new() -> Self {
+        const {
+            assert!(
+                W == 0 || W == LANES,
+                "lanes carry their lines, or none does"
+            )
+        };
         Group {
             x: [K::default(); LANES],
             node: [0; LANES],
             start: [MaybeUninit::uninit(); W],
             #[cfg(debug_assertions)]
             len: [0; W],
+            away: 0,
         }
     }
 
-    /// Line `node` of lane `i`'s segment: of `home` in a one-segment walk (`M` false), else
-    /// of the lines its entry set.
+    /// Line `node` of lane `i`'s segment: of `home` when lanes do not carry their lines
+    /// (`W` is 0), else of the lines its entry set.
     ///
     /// # Safety
-    /// `node` is below the length of those lines; with `M`, lane `i` has entered (so its
-    /// `start` is a segment's lines, which live as long as `home`'s table).
+    /// `node` is below the length of those lines; with `W = LANES`, lane `i` has entered (so
+    /// its `start` is a segment's lines, which live as long as `home`'s table).
     #[inline(always)]
-    unsafe fn line<'t, S: Search, const M: bool>(
+    unsafe fn line<'t, S: Search>(
         &self,
         s: S,
         home: &'t [K::Line],
         i: usize,
         node: u32,
     ) -> &'t K::Line {
-        if M {
+        if W == LANES {
             #[cfg(debug_assertions)]
             assert!(node < self.len[i], "line {node} of a lane's segment");
             // SAFETY: caller's contract.
@@ -359,7 +414,9 @@ const INPUT_AHEAD: usize = 4;
 /// batched path takes (depth 6) and one entering.
 pub(super) const IN_FLIGHT: usize = 8;
 
-/// Pipeline stage 0: each lane's key bits, segment and entry node.
+/// Pipeline stage 0: each lane's key bits, segment and entry node. In a walk of several
+/// segments through a home segment (`M` and `W = 0`), a lane whose chunk is elsewhere takes
+/// the home segment's stand-in entry instead and is marked for [`finish_group`].
 ///
 /// # Safety
 /// `v.t` satisfies the structure invariants.
@@ -376,15 +433,15 @@ unsafe fn enter<
     addrs: &[I],
     g: &mut Group<A::Key, W>,
 ) {
-    const {
-        assert!(
-            M == (W == LANES),
-            "lanes carry their lines exactly in multi-segment walks"
-        )
-    };
+    const { assert!(M || W == 0, "one-segment walks carry no lines") };
     for (i, addr) in addrs.iter().take(LANES).enumerate() {
         let coarse = addr.address().coarse();
         g.x[i] = A::Key::from_coarse(coarse);
+        if M && W == 0 {
+            // SAFETY: caller's contract (`M`: several segments).
+            g.node[i] = unsafe { v.slot(coarse) };
+            continue;
+        }
         // SAFETY: caller's contract.
         let (seg, node) = unsafe { v.entry(coarse) };
         g.node[i] = node;
@@ -397,6 +454,23 @@ unsafe fn enter<
                 g.len[i] = lines.len() as u32;
             }
         }
+    }
+    if M && W == 0 {
+        // The slots in a pass of their own, which compiles to vector compares and selects:
+        // entering then takes 11.3 instructions a lane against a one-segment walk's 4.4; the
+        // same compare and select in the loop above took 7 more a lane (AVX2 walk, et120k
+        // live table, callgrind).
+        let mut away = 0;
+        for (i, node) in g.node.iter_mut().enumerate() {
+            let elsewhere = *node & SEGMENT_FIELD != v.home_field;
+            away |= u32::from(elsewhere) << i;
+            *node = if elsewhere {
+                v.stand_in
+            } else {
+                *node & !SEGMENT_FIELD
+            };
+        }
+        g.away = away;
     }
 }
 
@@ -425,12 +499,12 @@ pub(super) unsafe fn advance<A: Family, S: Search, const M: bool, const N: bool,
             unsafe {
                 let node = g.node[i];
                 g.node[i] = if from_entry {
-                    let n = g.line::<S, M>(v.s, v.home, i, entry_line(node));
+                    let n = g.line(v.s, v.home, i, entry_line(node));
                     entry_step(v, n, node, g.x[i])
                 } else {
-                    step(v, g.line::<S, M>(v.s, v.home, i, node), g.x[i])
+                    step(v, g.line(v.s, v.home, i, node), g.x[i])
                 };
-                v.s.prefetch(g.line::<S, M>(v.s, v.home, i, g.node[i]));
+                v.s.prefetch(g.line(v.s, v.home, i, g.node[i]));
             }
         }
     }
@@ -439,7 +513,8 @@ pub(super) unsafe fn advance<A: Family, S: Search, const M: bool, const N: bool,
 /// Lanes stepped per loop iteration.
 const UNROLL: usize = 4;
 
-/// Pipeline stage `DEPTH`: the leaf searches.
+/// Pipeline stage `DEPTH`: the leaf searches, then, in a walk through a home segment, the
+/// lookups again of the lanes whose chunk is elsewhere (they walked a stand-in tree).
 ///
 /// # Safety
 /// `v.t` satisfies the structure invariants and every lane of `g` is at its leaf.
@@ -461,12 +536,30 @@ unsafe fn finish_group<
 ) {
     for (i, (o, addr)) in out.iter_mut().zip(addrs).enumerate().take(LANES) {
         let addr = addr.address();
-        // SAFETY: the lane is at a leaf (caller's contract), and the entry of its address
-        // names its segment.
+        // SAFETY: the lane is at a leaf (caller's contract) of its entry's segment, or of the
+        // home segment when lanes do not carry their lines.
         *o = unsafe {
-            let leaf = g.line::<S, M>(v.s, v.home, i, g.node[i]);
-            finish(v, leaf, || v.entry(addr.coarse()).0, g.x[i], addr, miss)
+            let leaf = g.line(v.s, v.home, i, g.node[i]);
+            let seg = || {
+                if W == LANES {
+                    v.entry(addr.coarse()).0
+                } else {
+                    v.home_seg
+                }
+            };
+            finish(v, leaf, seg, g.x[i], addr, miss)
         };
+    }
+    if M && W == 0 {
+        let mut away = g.away;
+        while away != 0 {
+            let i = away.trailing_zeros() as usize;
+            away &= away - 1;
+            if let (Some(o), Some(addr)) = (out.get_mut(i), addrs.get(i)) {
+                // SAFETY: caller's contract.
+                *o = O::from_answer(unsafe { one_in(v, addr.address()) }, miss);
+            }
+        }
     }
 }
 
@@ -610,12 +703,26 @@ pub unsafe fn batch<A: Family, I: AddressInput<A>, S: Search, O: Output>(
             (true, true) => {
                 batch_in::<_, _, _, _, false, true, 0>(View::new(t, s), addrs, out, miss)
             }
-            (false, false) => {
-                batch_in::<_, _, _, _, true, false, LANES>(View::new(t, s), addrs, out, miss)
-            }
-            (false, true) => {
-                batch_in::<_, _, _, _, true, true, LANES>(View::new(t, s), addrs, out, miss)
-            }
+            (false, narrow) => match (t.home_chunk().is_some(), narrow) {
+                (true, false) => batch_in::<_, _, _, _, true, false, 0>(
+                    View::new(t, s).with_home(),
+                    addrs,
+                    out,
+                    miss,
+                ),
+                (true, true) => batch_in::<_, _, _, _, true, true, 0>(
+                    View::new(t, s).with_home(),
+                    addrs,
+                    out,
+                    miss,
+                ),
+                (false, false) => {
+                    batch_in::<_, _, _, _, true, false, LANES>(View::new(t, s), addrs, out, miss)
+                }
+                (false, true) => {
+                    batch_in::<_, _, _, _, true, true, LANES>(View::new(t, s), addrs, out, miss)
+                }
+            },
         }
     }
 }
