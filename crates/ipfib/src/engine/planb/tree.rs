@@ -108,9 +108,8 @@ impl<A: Family> Parts<A> {
     /// A saved table's parts (unchecked: the caller validates the tree): nothing is known dead
     /// in a file, so every line counts as used until compaction finds out otherwise, and the
     /// chunks per segment are counted from the chunks' slots ([`Tree::count_users`]).
-    /// `segment_of` (one segment per chunk,
-    /// or empty: all in segment 0) must be empty or as long as `direct`, with an entry per
-    /// chunk. `None` when a tree of several segments has an entry or a segment number that
+    /// `segment_of` (one segment per chunk, or empty: all in segment 0) must be empty or as
+    /// long as `direct`, with an entry per chunk. `None` when a tree of several segments has an entry or a segment number that
     /// does not fit a page's slot (`pages::pack`), which no saved live table has.
     pub(super) fn saved(
         direct: Array<u32>,
@@ -183,7 +182,10 @@ impl<A: Family> Tree<A> {
         }
         let total: usize = self.live.iter().sum();
         let (home, &lines) = self.live.iter().enumerate().max_by_key(|&(_, l)| *l)?;
-        // Such a segment has most chunks too, so the search ends in the first few.
+        // One pass over the slots at most, ending at the home segment's first chunk: chunk 0
+        // when it is the last full build's segment and chunk 0 was not rebuilt since, later
+        // when a rebuilt segment holds most lines (an IPv6 table with its routes in a few
+        // chunks).
         (lines >= total - total / HOME_SHARE)
             .then(|| self.chunks().position(|(seg, _)| seg == home))
             .flatten()
