@@ -137,6 +137,7 @@ read -r -a features <<<"$(bash scripts/features.sh)"
 # `--tests` and then `--doc` leave out the examples, benchmark programs that clippy
 # (`--all-targets`, above) checks: building them at opt-level 2 was 179 of the cold test
 # build's 1,450 CPU seconds, 91 of them `planb_lines` (Intel Xeon Ice Lake, 2 vCPUs).
+# scripts/c-tests.sh selects the same targets, so that it reuses this build.
 run_tests() {
     local status=0
     cargo test --workspace --no-fail-fast --tests "${features[@]}" 2>&1 | tee "$log" || status=1

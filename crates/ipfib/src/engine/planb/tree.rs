@@ -109,8 +109,9 @@ impl<A: Family> Parts<A> {
     /// in a file, so every line counts as used until compaction finds out otherwise, and the
     /// chunks per segment are counted from the chunks' slots ([`Tree::count_users`]).
     /// `segment_of` (one segment per chunk, or empty: all in segment 0) must be empty or as
-    /// long as `direct`, with an entry per chunk. `None` when a tree of several segments has an entry or a segment number that
-    /// does not fit a page's slot (`pages::pack`), which no saved live table has.
+    /// long as `direct`, with an entry per chunk. `None` when a tree of several segments has
+    /// an entry or a segment number that does not fit a page's slot (`pages::pack`), which no
+    /// saved live table has.
     pub(super) fn saved(
         direct: Array<u32>,
         segment_of: &[u16],
