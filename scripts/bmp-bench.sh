@@ -9,7 +9,11 @@
 #      (its per-interval p50/p99 lines while they run);
 #   3. lookups during the feed: READERS threads of follow (`--readers`) look up a matched trace
 #      of the table all along; their rate in the intervals with steady updates against the
-#      quiet intervals just before them (same table, same process);
+#      quiet intervals just before them (same table, same process), and, since this kind of
+#      machine drifts by tens of percent within a minute, cycle by cycle: the updates go in
+#      CYCLES bursts (default 5), each followed by QUIET_CYCLE seconds without (default 3), and
+#      each burst's median rate is taken against the quiet seconds after it (their first
+#      second skipped: it may hold the burst's end);
 #   4. memory: follow's RSS with the full table, against `ipfib stats` (a static table alone).
 # Both gobgpd, the injection and the polls run pinned to CPU ${CPU:-0}; follow (station,
 # rebuilder, readers) to CPU ${FOLLOW_CPU:-1} (the same CPU when the machine has one), or with
@@ -29,6 +33,8 @@ steady=${STEADY:-500}
 readers=${READERS:-1}
 reader_cpus=${READER_CPUS:-}
 quiet=${QUIET:-6}
+cycles=${CYCLES:-5}
+quiet_cycle=${QUIET_CYCLE:-3}
 fib="$root/../shared/data/ipv4/ipv4-bgpdump-et-20151023.txt.gz"
 ipfib=${1:-${CARGO_TARGET_DIR:-$root/target}/debug/ipfib}
 [ -x "$ipfib" ] || cargo build --quiet --profile test -p ipfib-cli --bin ipfib
@@ -153,11 +159,21 @@ sleep "$quiet"
 # Steady updates: adds, then withdrawals, of /24s in 203.0.113.0/24 .. (class 100.64/10).
 mark=$(wc -l <"$work/follow.log")
 t1=$(date +%s.%N)
-for i in $(seq 0 $((steady - 1))); do
-    pin gobgp -p "$api_a" global rib add -a ipv4 "100.$((64 + i / 256)).$((i % 256)).0/24" nexthop 192.0.2.9
-done
-for i in $(seq 0 $((steady - 1))); do
-    pin gobgp -p "$api_a" global rib del -a ipv4 "100.$((64 + i / 256)).$((i % 256)).0/24"
+paused=0
+per=$(((steady + cycles - 1) / cycles))
+for c in $(seq 0 $((cycles - 1))); do
+    first=$((c * per))
+    last=$(((c + 1) * per < steady ? (c + 1) * per : steady))
+    for i in $(seq "$first" $((last - 1))); do
+        pin gobgp -p "$api_a" global rib add -a ipv4 "100.$((64 + i / 256)).$((i % 256)).0/24" nexthop 192.0.2.9
+    done
+    for i in $(seq "$first" $((last - 1))); do
+        pin gobgp -p "$api_a" global rib del -a ipv4 "100.$((64 + i / 256)).$((i % 256)).0/24"
+    done
+    if [ "$c" -lt $((cycles - 1)) ]; then
+        sleep "$quiet_cycle"
+        paused=$((paused + quiet_cycle))
+    fi
 done
 t2=$(date +%s.%N)
 sleep 1.5 # one more progress interval, so the last updates' line is printed
@@ -166,7 +182,7 @@ import re, sys
 rows = [tuple(map(float, m.groups())) for l in sys.stdin
         if (m := re.search(r'\((\d+) updates/s\).*p50 (\d+) p99 (\d+) \(waiting (\d+), building (\d+)\)', l))
         and int(m.group(1)) > 0]
-print(f'steady: {2 * $steady} updates in {$t2 - $t1:.1f} s through the gobgp CLI ({2 * $steady / ($t2 - $t1):.0f}/s); '
+print(f'steady: {2 * $steady} updates in {$t2 - $t1 - $paused:.1f} s through the gobgp CLI ({2 * $steady / ($t2 - $t1 - $paused):.0f}/s, in $cycles bursts); '
       f'follow per-second visibility from receipt: p50 {min(r[1] for r in rows):.0f}-{max(r[1] for r in rows):.0f} us, '
       f'p99 {min(r[2] for r in rows):.0f}-{max(r[2] for r in rows):.0f} us over {len(rows)} intervals '
       f'(p99 waiting {min(r[3] for r in rows):.0f}-{max(r[3] for r in rows):.0f}, '
@@ -194,6 +210,22 @@ else:
           f"(median of {len(idle)} intervals, {min(idle):.1f}-{max(idle):.1f}), during the steady "
           f"updates {d:.1f} M/s (median of {len(during)}, {min(during):.1f}-{max(during):.1f}): "
           f"{100 * d / i:.1f} % of idle")
+# Cycle by cycle: each run of seconds with updates against the quiet run after it.
+runs, kind = [], None
+for l in lines[mark:]:
+    m = re.search(r'\((\d+) updates/s\).*lookups ([0-9.]+) M/s', l)
+    if not m:
+        continue
+    busy = int(m.group(1)) > 0
+    if busy != kind:
+        runs.append((busy, []))
+        kind = busy
+    runs[-1][1].append(float(m.group(2)))
+ratios = [statistics.median(b) / statistics.median(q[1:])
+          for (busy, b), (_, q) in zip(runs, runs[1:]) if busy and len(q) > 1]
+if ratios:
+    print(f"lookups cycle by cycle: during / quiet after, median {100 * statistics.median(ratios):.1f} % "
+          f"over {len(ratios)} bursts ({', '.join(f'{100 * r:.1f}' for r in ratios)})")
 PY
 fi
 kill "$follow_pid"

@@ -28,6 +28,7 @@ filters=(
     engine::registry::
     fib::routes::
     live::snapshot::
+    storage::tests::arenas
     table::
     interval::
     prefix::

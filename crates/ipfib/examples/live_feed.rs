@@ -60,7 +60,9 @@ fn main() {
     let settle = std::env::var_os("LIVE_FEED_NO_SETTLE").is_none();
     let fib = ipfib_io::load_fib(path.as_ref(), &ipfib_io::LoadOptions::default()).expect("load");
     let mut table: RouteTable<u32> = fib.v4().clone();
-    let options = BuildOptions::default();
+    // As a live table builds: room for partial rebuilds to append to.
+    let mut options = BuildOptions::default();
+    options.for_updates = true;
     let planb = ipfib::engine::by_name("planb").expect("registered");
     let first = planb.build(&table, &options).expect("build");
     let current = Arc::new(Current {

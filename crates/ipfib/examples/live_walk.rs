@@ -33,7 +33,9 @@ fn segments<A: Address>(engine: &dyn Lookup<A>) -> String {
 }
 
 fn run<A: Address>(mut table: RouteTable<A>, publishes: usize, rounds: usize) {
-    let options = BuildOptions::default();
+    // As a live table builds: room for partial rebuilds to append to.
+    let mut options = BuildOptions::default();
+    options.for_updates = true;
     let planb = ipfib::engine::by_name("planb").expect("registered");
     let fresh: Box<dyn Lookup<A>> = planb.build(&table, &options).expect("build");
     let routes: Vec<_> = table.iter().collect();

@@ -15,7 +15,9 @@ use std::time::Instant;
 use ipfib::{Address, BuildOptions, Lookup, RouteTable};
 
 fn run<A: Address>(mut table: RouteTable<A>, batch: usize, publishes: usize) {
-    let options = BuildOptions::default();
+    // As a live table builds: room for partial rebuilds to append to.
+    let mut options = BuildOptions::default();
+    options.for_updates = true;
     let planb = ipfib::engine::by_name("planb").expect("registered");
     let t0 = Instant::now();
     let mut engine: Box<dyn Lookup<A>> = planb.build(&table, &options).expect("build");

@@ -9,13 +9,15 @@
 //!
 //! This module holds all of the crate's `unsafe` for saved tables: viewing bytes as typed
 //! arrays ([`Pod`] says which types may be viewed), viewing typed arrays as bytes (to write
-//! them), and mapping a file.
+//! them), and mapping a file. It also holds the [`Arena`]: an array with room to grow in
+//! place, which a live table's versions view prefixes of.
 
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
 use std::ops::Deref;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::engine::planb::{Line16, Line32};
@@ -226,6 +228,95 @@ impl<T: Pod> Array<T> {
     }
 }
 
+/// An append-only buffer of fixed capacity whose [`Array`]s are prefixes of it: each version
+/// of a live table views the lines written when it was made, and a later version appends past
+/// them in place, so that old and new lines share one base address (PlanB's partial rebuilds,
+/// `engine::planb::partial`). The capacity is reserved once and never moves; the room past
+/// what was written is only address space until it is written.
+pub(crate) struct Arena<T: 'static> {
+    ptr: NonNull<T>,
+    cap: usize,
+    /// Elements written or being written (only grows): no array views past it, and the one
+    /// writer that moved it past an array's end owns the elements between.
+    claimed: AtomicUsize,
+}
+
+// SAFETY: an `Arena` owns a heap buffer of `T`s; the elements below `claimed` are only read
+// (through `Array`s, `T: Sync`), and each range above it is written by the one thread that
+// claimed it before any array views it. Sending or sharing it is sending or sharing `T`s.
+unsafe impl<T: Send + Sync> Send for Arena<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Sync for Arena<T> {}
+
+impl<T: Pod> Arena<T> {
+    /// An arena holding `items` with room for `spare` more, and the array of `items`. With
+    /// no memory for the room, an arena that is full (appends decline), never an abort.
+    pub(crate) fn new(mut items: Vec<T>, spare: usize) -> (Arc<Self>, Array<T>) {
+        // The room is reserved, not written: it costs address space until used.
+        let _ = items.try_reserve_exact(spare);
+        let len = items.len();
+        let mut items = std::mem::ManuallyDrop::new(items);
+        let ptr = NonNull::new(items.as_mut_ptr()).expect("a vector's pointer is non-null");
+        let arena = Arc::new(Arena {
+            ptr,
+            cap: items.capacity(),
+            claimed: AtomicUsize::new(len),
+        });
+        let array = Array {
+            ptr,
+            len,
+            _owner: arena.clone(),
+        };
+        (arena, array)
+    }
+
+    /// `more` written after the first `after` elements, and the array of the first `after +
+    /// more.len()`; `None` (nothing written) when there is no room or something was claimed
+    /// past `after` already (another version of the table appended).
+    pub(crate) fn append(self: &Arc<Self>, after: usize, more: &[T]) -> Option<Array<T>> {
+        let end = after.checked_add(more.len()).filter(|&e| e <= self.cap)?;
+        self.claimed
+            .compare_exchange(after, end, Ordering::AcqRel, Ordering::Acquire)
+            .ok()?;
+        // SAFETY: `after..end` is inside the buffer (`end <= cap`) and was claimed just now by
+        // this call alone (`claimed` only grows, and it moved from `after`), so no array views
+        // it and no other writer writes it; `more` is another allocation. Whoever receives the
+        // returned array from another thread receives it through a synchronising handoff (the
+        // live table publishes versions with release and loads them with acquire), which
+        // orders these writes before its reads.
+        unsafe {
+            std::ptr::copy_nonoverlapping(more.as_ptr(), self.ptr.as_ptr().add(after), more.len());
+        }
+        Some(Array {
+            ptr: self.ptr,
+            len: end,
+            _owner: self.clone(),
+        })
+    }
+
+    /// Elements that can still be appended.
+    pub(crate) fn room(&self) -> usize {
+        self.cap - self.claimed.load(Ordering::Acquire)
+    }
+}
+
+impl<T> fmt::Debug for Arena<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Arena")
+            .field("capacity", &self.cap)
+            .field("claimed", &self.claimed.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl<T> Drop for Arena<T> {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` and `cap` are the allocation of the vector `new` took apart; a length
+        // of 0 drops no element (`T: Pod` has no drop glue anyway) and frees the buffer.
+        unsafe { drop(Vec::from_raw_parts(self.ptr.as_ptr(), 0, self.cap)) }
+    }
+}
+
 impl<T> Array<T> {
     /// True when both are the same memory (the same array, not equal contents).
     pub(crate) fn ptr_eq(&self, other: &Self) -> bool {
@@ -266,6 +357,41 @@ impl<T: fmt::Debug> fmt::Debug for Array<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Versions append in place while older arrays keep reading their own prefix; an append
+    /// from a stale length or past the room declines and writes nothing (run under Miri by
+    /// `scripts/miri.sh`, which checks the writes beside the readers' slices).
+    #[test]
+    fn arenas_append_past_every_array_and_only_there() {
+        let (arena, first) = Arena::new(vec![1u32, 2, 3], 4);
+        assert_eq!(&*first, &[1, 2, 3]);
+        assert!(arena.room() >= 4);
+        let reader = {
+            let first = first.clone();
+            std::thread::spawn(move || first.iter().sum::<u32>())
+        };
+        let second = arena.append(3, &[4, 5]).unwrap();
+        assert_eq!(&*second, &[1, 2, 3, 4, 5]);
+        assert_eq!(reader.join().unwrap(), 6);
+        assert_eq!(
+            &*first,
+            &[1, 2, 3],
+            "the older array still ends where it did"
+        );
+        assert!(arena.append(3, &[9]).is_none(), "appended past 3 already");
+        let room = arena.room();
+        assert!(arena.append(5, &vec![0; room + 1]).is_none(), "no room");
+        assert_eq!(arena.room(), room, "a declined append claims nothing");
+        let third = std::thread::spawn({
+            let arena = arena.clone();
+            move || arena.append(5, &[6]).unwrap()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(&*third, &[1, 2, 3, 4, 5, 6]);
+        drop((arena, first, second));
+        assert_eq!(third[5], 6, "the arrays keep the arena alive");
+    }
 
     #[test]
     fn owned_and_viewed_arrays_read_the_same() {

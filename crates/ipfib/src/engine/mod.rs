@@ -263,6 +263,12 @@ pub struct BuildOptions {
     /// The SIMD backend, for engines that have several; `None` picks the fastest this CPU
     /// runs. Asking for one the CPU lacks is [`BuildError::BackendUnavailable`].
     pub backend: Option<Backend>,
+    /// The engine will take partial rebuilds ([`Lookup::rebuild`], as a
+    /// [`LiveFib`](crate::LiveFib)'s engines do; it sets this): engines that can make room for
+    /// them up front do. PlanB reserves as many lines again after its own (address space until
+    /// partial rebuilds write them), so that rebuilt chunks join the others' lines and the
+    /// batched walk stays the one-segment walk. Default false.
+    pub for_updates: bool,
 }
 
 impl BuildOptions {
@@ -270,6 +276,7 @@ impl BuildOptions {
     pub fn with_backend(backend: Backend) -> Self {
         BuildOptions {
             backend: Some(backend),
+            ..BuildOptions::default()
         }
     }
 

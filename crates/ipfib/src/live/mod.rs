@@ -164,9 +164,10 @@ impl LiveFib {
     pub fn with_options(
         table: &Table,
         engine: &str,
-        options: LiveOptions,
+        mut options: LiveOptions,
     ) -> Result<LiveFib, BuildError> {
         let info = engine::by_name(engine)?;
+        options.build.for_updates = true;
         let first = Snapshot {
             version: 0,
             engine: info.name(),

@@ -19,7 +19,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::fallback::Fallback;
-use super::layout::{chunk_of, fanout, Answer, Family, Key, DIRECT_BITS, LEAF_ENTRY};
+use super::layout::{chunk_of, entry_line, fanout, Answer, Family, Key, DIRECT_BITS, LEAF_ENTRY};
 use super::line::Segment;
 use super::tree::Parts;
 use crate::interval::Intervals;
@@ -194,6 +194,9 @@ pub(super) struct SegmentBuilder<A: Family> {
     pub fallback: Fallback<A>,
     /// Leaves in the narrow format (the table's choice).
     narrow: bool,
+    /// The inner lines (the rest are leaves), so the lines can be moved to another place in
+    /// a segment ([`SegmentBuilder::relocated`]).
+    inner: Vec<u32>,
 }
 
 impl<A: Family> SegmentBuilder<A> {
@@ -202,7 +205,38 @@ impl<A: Family> SegmentBuilder<A> {
             lines: Vec::new(),
             fallback: Fallback::default(),
             narrow,
+            inner: Vec::new(),
         }
+    }
+
+    /// Appends a line: an inner node (its link an index into these lines) or a leaf.
+    pub fn push(&mut self, line: <A::Key as Key>::Line, inner: bool) {
+        if inner {
+            self.inner.push(self.lines.len() as u32);
+        }
+        self.lines.push(line);
+    }
+
+    /// The lines as they read at line `base` of a segment (every inner link moved by
+    /// `base`), and a direct entry of these lines moved there ([`LEAF_ENTRY`] kept); `None`
+    /// when a line would be past what a slot holds (`u32`).
+    #[allow(clippy::type_complexity)]
+    pub fn relocated(
+        &self,
+        base: usize,
+    ) -> Option<(Vec<<A::Key as Key>::Line>, impl Fn(u32) -> u32)> {
+        let base = u32::try_from(base).ok()?;
+        base.checked_add(u32::try_from(self.lines.len()).ok()?)
+            .filter(|&end| end < LEAF_ENTRY)?;
+        let mut lines = self.lines.clone();
+        for &i in &self.inner {
+            let line = &mut lines[i as usize];
+            let link = A::Key::link(line) + base;
+            A::Key::set_link(line, link);
+        }
+        Some((lines, move |entry: u32| {
+            (entry_line(entry) + base) | (entry & LEAF_ENTRY)
+        }))
     }
 
     /// Appends one chunk's tree, entered through padding so that a lookup makes `depth`
@@ -242,7 +276,7 @@ impl<A: Family> SegmentBuilder<A> {
     pub fn pad_chain(&mut self, pads: usize) -> u32 {
         let entry = self.lines.len();
         for k in 1..=pads {
-            self.lines.push(A::Key::inner(&[], (entry + k) as u32));
+            self.push(A::Key::inner(&[], (entry + k) as u32), true);
         }
         entry as u32
     }
@@ -272,7 +306,7 @@ impl<A: Family> SegmentBuilder<A> {
             next_level += level.len();
             for (i, separators) in level.iter().enumerate() {
                 let link = next_level + i * fanout::<A::Key>();
-                self.lines.push(A::Key::inner(separators, link as u32));
+                self.push(A::Key::inner(separators, link as u32), true);
             }
         }
         debug_assert_eq!(self.lines.len(), root + inner);
@@ -283,14 +317,15 @@ impl<A: Family> SegmentBuilder<A> {
         for l in 0..leaves {
             let ks = &keys[(l * per).min(keys.len())..((l + 1) * per).min(keys.len())];
             let answers = &answers[l * per..l * per + ks.len() + 1];
-            self.lines.push(A::Key::leaf_in(ks, answers, self.narrow));
+            self.push(A::Key::leaf_in(ks, answers, self.narrow), false);
         }
         (root as u32, inner_levels.len() + 1)
     }
 }
 
-/// Builds the whole structure: one segment holding every chunk tree.
-pub(super) fn build<A: Family>(table: &RouteTable<A>) -> Parts<A> {
+/// Builds the whole structure: one segment holding every chunk tree, with room for partial
+/// rebuilds to append to when `room` ([`Segment::with_room`]).
+pub(super) fn build<A: Family>(table: &RouteTable<A>, room: bool) -> Parts<A> {
     let intervals = Intervals::from_table(table);
     let mut fallback = Fallback::default();
     let (cstarts, canswers) = project(intervals.starts(), intervals.values(), &mut fallback);
@@ -332,9 +367,10 @@ pub(super) fn build<A: Family>(table: &RouteTable<A>) -> Parts<A> {
     let results = distinct_answers(intervals.values());
     Parts::full(
         direct.into(),
-        Segment {
-            lines: segment.lines.into(),
-            fallback: segment.fallback,
+        if room {
+            Segment::with_room(segment.lines, segment.fallback)
+        } else {
+            Segment::new(segment.lines.into(), segment.fallback)
         },
         depth,
         narrow,

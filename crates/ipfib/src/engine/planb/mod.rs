@@ -82,6 +82,7 @@ pub struct PlanB<A: Family> {
 
 impl<A: Family> PlanB<A> {
     fn from_parts(p: Parts<A>, backend: Backend) -> Result<Self, BuildError> {
+        let stage = p.stage;
         let tree = Tree::from_parts(p);
         let mut planb = PlanB {
             tree,
@@ -96,7 +97,11 @@ impl<A: Family> PlanB<A> {
         if let Err(e) = validate::check(&planb.tree) {
             panic!("the builder made an invalid structure: {e}");
         }
-        planb.staged = staged::Staged::of(&planb);
+        planb.staged = if stage {
+            staged::Staged::of(&planb)
+        } else {
+            None
+        };
         Ok(planb)
     }
 
@@ -189,7 +194,7 @@ impl<A: Family> PlanB<A> {
 impl<A: Family> Build<A> for PlanB<A> {
     fn build(table: &RouteTable<A>, options: &BuildOptions) -> Result<Self, BuildError> {
         let backend = options.resolve_backend()?;
-        Self::from_parts(builder::build(table), backend)
+        Self::from_parts(builder::build(table, options.for_updates), backend)
     }
 }
 
@@ -260,6 +265,7 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             Detail::text("node_search", self.backend().name()),
             Detail::count("segments", self.tree.segments().len()),
             Detail::count("lines", self.lines()),
+            Detail::count("room_lines", self.tree.room()),
             Detail::count("fallback_cells", self.tree.cells()),
             Detail::bytes("direct_bytes", self.tree.direct_bytes()),
             Detail::bytes("line_bytes", self.line_bytes()),
@@ -315,9 +321,10 @@ impl<A: Family> Lookup<A> for PlanB<A> {
     }
 
     /// One compaction step (`partial`): the live trees of the emptiest segments, at most
-    /// `COMPACT_BUDGET` lines, copied into one new segment; once settled, every tree copied
-    /// into one segment, so lookups take the one-segment walk again (a few ms on the largest
-    /// tables: both kinds of step poll `interrupted` every few thousand chunks).
+    /// `COMPACT_BUDGET` lines, copied into one new segment; once settled, or when the segment
+    /// partial rebuilds append to is nearly full, every tree copied into one segment with room,
+    /// so lookups take the one-segment walk again (a few ms on the largest tables: both kinds
+    /// of step poll `interrupted` every few thousand chunks).
     fn compact(
         &self,
         options: &BuildOptions,
@@ -328,7 +335,7 @@ impl<A: Family> Lookup<A> for PlanB<A> {
             Ok(b) => b,
             Err(e) => return Some(Err(e)),
         };
-        let parts = if settled {
+        let parts = if settled || self.tree().room_spent() {
             self.merged_parts(interrupted)?
         } else {
             self.compact_parts(COMPACT_BUDGET, interrupted)?

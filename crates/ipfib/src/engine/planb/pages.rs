@@ -1,6 +1,6 @@
-//! The per-chunk tables of a tree with several segments (a live table between compactions):
-//! each chunk's direct entry and segment, in pages of [`PAGE_CHUNKS`] chunks that versions
-//! share.
+//! The per-chunk tables of a paged tree (a live table between settling merges: several
+//! segments, or partial rebuilds appended to its one): each chunk's direct entry and segment,
+//! in pages of [`PAGE_CHUNKS`] chunks that versions share.
 //!
 //! A partial rebuild changes the entries of a few chunks. With flat tables every version
 //! copied both whole (256 KiB of entries, 128 KiB of segment numbers), and every lookup starts
@@ -12,9 +12,12 @@
 //! version before. A walk reaches a slot through the page's pointer, one more load from a
 //! 512-byte table that stays in L1.
 //!
-//! A tree with one segment (every static table, a live table after settling) keeps its
-//! entries in one flat array (`Tree::direct`), which the one-segment walks and the staged
-//! batch read directly.
+//! A tree with flat entries (every static table, a live table after settling or while every
+//! chunk is in its home segment: one segment) keeps its entries in one flat array
+//! (`Tree::direct`), which the one-segment walks and the staged batch read directly. A live
+//! table whose partial rebuilds append to its home segment copies that array per publish:
+//! with every lane walking from one base, readers lose less to the refill than to the paged
+//! walk (`Tree::with_chunks_appended`).
 
 use std::sync::Arc;
 

@@ -9,6 +9,16 @@
 //! number the next new segment takes, so the memory of a replaced tree goes with the last
 //! version that can see it and no other chunk's segment number changes.
 //!
+//! A live table's full build (and its settling merge) gives its segment room to grow
+//! ([`Segment::with_room`](super::line::Segment::with_room)). Then a partial rebuild appends
+//! the rebuilt chunks' lines to that segment in place instead (`Tree::with_chunks_appended`):
+//! past the lines of every published version, which keep reading their own prefix. While
+//! every chunk is in that segment the table keeps flat entries and one segment, so lookups
+//! take the one-segment walk through every publish. Chunks with fallback cells, and rebuilds
+//! that find the room taken or too small, go to a new segment as above (the entries are paged
+//! again until a merge). The home segment's dead lines go with a merge into a new one with
+//! room, when the table settles or the room is nearly spent.
+//!
 //! A partial rebuild declines (the caller builds in full, which also compacts) when:
 //! - a change touches very many chunks (a short prefix: a /8 covers 256 of them, a /0 all);
 //! - a touched chunk now needs a deeper tree than the table's uniform depth;
@@ -257,7 +267,15 @@ impl<A: Family> PlanB<A> {
             entries.push(segment.chunk(depth, &keys, &answers, &mut constants));
         }
 
-        let parts = self.tree().with_chunks_in(&chunks, &entries, segment)?;
+        let parts = match self
+            .tree()
+            .with_chunks_appended(&chunks, &entries, &segment)
+        {
+            Some(parts) => parts,
+            None => self
+                .tree()
+                .with_chunks_in(&chunks, &entries, segment, false)?,
+        };
         let lines = parts.lines();
         let live = parts.live_lines();
         if lines as f64 > live as f64 * MAX_GROWTH + SLACK_LINES as f64 {
@@ -305,18 +323,20 @@ impl<A: Family> PlanB<A> {
                     }
                 }
             }
-            into.lines.push(line);
+            into.push(line, at < first_leaf);
         }
         let new_entry = base as u32 | leaf_entry;
         copied.insert((seg, entry), new_entry);
         Some(new_entry)
     }
 
-    /// Every chunk's tree copied into one segment (`None` when there is one already): the
-    /// layout a full build gives, without rebuilding a tree, so the walk is the one-segment
-    /// walk again. Work proportional to the table.
+    /// Every chunk's tree copied into one segment with room to append (`None` when there is
+    /// one already, with no dead lines and room left): the layout a full build gives, without
+    /// rebuilding a tree, so the walk is the one-segment walk again and the lines of replaced
+    /// trees are freed. Work proportional to the table.
     pub(super) fn merged_parts(&self, interrupted: &dyn Fn() -> bool) -> Option<Parts<A>> {
-        if self.tree().segments().len() == 1 {
+        let tree = self.tree();
+        if tree.pages().is_empty() && tree.live()[0] >= tree.lines() && !tree.room_spent() {
             return None;
         }
         let mut segment = SegmentBuilder::<A>::new(self.tree().narrow());
@@ -331,7 +351,7 @@ impl<A: Family> PlanB<A> {
                 entries.push(self.copy_chunk(c, &mut segment, &mut copied, &mut cells)?);
             }
         }
-        self.tree().with_chunks_in(&chunks, &entries, segment)
+        self.tree().with_chunks_in(&chunks, &entries, segment, true)
     }
 
     /// One bounded step of compaction: live chunks of the segments with dead space (more than a
@@ -367,14 +387,17 @@ impl<A: Family> PlanB<A> {
             v.sort_by_key(|&s| live[s]);
             v
         };
+        // The segment partial rebuilds append to is no victim: its dead lines go with a
+        // merge, when it is full or the table settles (`PlanB::compact`).
+        let appendable = self.tree().appendable();
         let dead = by_live(
             (0..n)
-                .filter(|&s| dead_in(s) * COMPACT_SLACK > lines[s])
+                .filter(|&s| Some(s) != appendable && dead_in(s) * COMPACT_SLACK > lines[s])
                 .collect(),
         );
         let small = by_live(if used > MANY_SEGMENTS {
             (0..n)
-                .filter(|&s| users[s] > 0 && live[s] < budget / 2)
+                .filter(|&s| Some(s) != appendable && users[s] > 0 && live[s] < budget / 2)
                 .collect()
         } else {
             Vec::new()
@@ -414,7 +437,7 @@ impl<A: Family> PlanB<A> {
             return None;
         }
 
-        self.tree().with_chunks_in(&moved, &entries, segment)
+        self.tree().with_chunks_in(&moved, &entries, segment, false)
     }
 }
 
@@ -429,6 +452,19 @@ mod tests {
 
     fn build(table: &RouteTable<u32>) -> PlanB<u32> {
         PlanB::build(table, &BuildOptions::with_backend(Backend::Scalar)).unwrap()
+    }
+
+    /// Options of a live table's builds: the home segment gets room for appends.
+    fn live_options(backend: Backend) -> BuildOptions {
+        BuildOptions {
+            for_updates: true,
+            ..BuildOptions::with_backend(backend)
+        }
+    }
+
+    /// A full build as a live table makes it, with room to append.
+    fn build_live(table: &RouteTable<u32>) -> PlanB<u32> {
+        PlanB::build(table, &live_options(Backend::Scalar)).unwrap()
     }
 
     /// `t` answers every probe as a binary search over `table`'s intervals does.
@@ -457,6 +493,98 @@ mod tests {
             })
             .chain((0..200u32).map(|i| i.wrapping_mul(0x0147_ae15)))
             .collect()
+    }
+
+    /// A live table's home segment has room: a change's chunks are appended to it, so every
+    /// chunk stays in one segment and every lane of a batch walks from one base; the version
+    /// before keeps its lines; another version derived from that one finds the room taken and
+    /// adds a segment; when the room is nearly spent, a merge makes a new home with room.
+    #[test]
+    fn changes_append_to_a_home_segment_with_room() {
+        let mut table: RouteTable<u32> = (0..300u32)
+            .map(|i| (Prefix::new(0x0a00_0000 | (i << 8), 24).unwrap(), i))
+            .chain([(Prefix::new(0xc0a8_0000, 16).unwrap(), 7)])
+            .collect();
+        let old = build_live(&table);
+        assert!(old.tree().segment(0).has_arena() && old.tree().pages().is_empty());
+        assert!(
+            !build(&table).tree().segment(0).has_arena(),
+            "a static table has no room"
+        );
+        let before = table.clone();
+        let p = Prefix::new(0xc0a8_0100, 24).unwrap();
+        table.insert(p, 8);
+        let mut new =
+            PlanB::from_parts(old.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
+        assert_eq!(
+            new.tree().segments().len(),
+            1,
+            "appended to the home segment"
+        );
+        assert!(
+            new.tree().pages().is_empty(),
+            "flat entries: the one-segment walk"
+        );
+        assert!(new.lines() > old.lines());
+        assert_eq!(
+            new.tree().lines_of(0).as_ptr(),
+            old.tree().lines_of(0).as_ptr(),
+            "one base for old and new lines"
+        );
+        for backend in Backend::available() {
+            new.set_backend(backend).unwrap();
+            agrees(&new, &table, &probes(&table));
+        }
+        agrees(&old, &before, &probes(&table));
+
+        // A second version from `old` finds the room past its lines taken.
+        let q = Prefix::new(0x0a01_0000, 16).unwrap();
+        let mut other_table = before.clone();
+        other_table.insert(q, 9);
+        let other = PlanB::from_parts(
+            old.partial_parts(&other_table, &[q]).unwrap(),
+            Backend::Scalar,
+        )
+        .unwrap();
+        assert_eq!(other.tree().segments().len(), 2, "a segment of its own");
+        assert!(!other.tree().pages().is_empty(), "paged");
+        agrees(&other, &other_table, &probes(&other_table));
+        agrees(&new, &table, &probes(&table));
+
+        // Changes in 100 chunks at a time fill the room; compaction steps leave the home
+        // segment alone, and once its room is nearly spent a merge makes a new one.
+        table.extend((0..400u32).flat_map(|c| {
+            (0..20u32).map(move |i| (Prefix::new(((0x1000 + c) << 16) | (i << 8), 24).unwrap(), i))
+        }));
+        let mut t = build_live(&table);
+        let mut rounds = 0u32;
+        while !t.tree().room_spent() {
+            let changed: Vec<Prefix<u32>> = (0..100u32)
+                .map(|c| Prefix::new(((0x1000 + (c * 4 + rounds) % 400) << 16) | 0x8000, 24))
+                .map(Result::unwrap)
+                .collect();
+            for &p in &changed {
+                table.insert(p, rounds);
+            }
+            t = PlanB::from_parts(t.partial_parts(&table, &changed).unwrap(), Backend::Scalar)
+                .unwrap();
+            assert_eq!(t.tree().segments().len(), 1, "round {rounds} appended");
+            assert!(t.compact_parts(1 << 20, &|| false).is_none(), "no victim");
+            rounds += 1;
+            assert!(rounds < 1000, "the room fills");
+        }
+        assert!(rounds > 2, "{rounds} rounds");
+        agrees(&t, &table, &probes(&table));
+        let merged =
+            PlanB::from_parts(t.merged_parts(&|| false).unwrap(), Backend::Scalar).unwrap();
+        assert!(merged.tree().pages().is_empty() && merged.tree().segment(0).has_arena());
+        assert!(!merged.tree().room_spent() && merged.lines() < t.lines());
+        agrees(&merged, &table, &probes(&table));
+        table.insert(p, 10);
+        let again = PlanB::from_parts(merged.partial_parts(&table, &[p]).unwrap(), Backend::Scalar)
+            .unwrap();
+        assert_eq!(again.tree().segments().len(), 1, "appended to the new home");
+        agrees(&again, &table, &probes(&table));
     }
 
     #[test]
@@ -788,7 +916,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         /// Any sequence of changes applied by partial rebuilds (a full build whenever one
-        /// declines) answers like the reference.
+        /// declines) answers like the reference, whether they append to a home segment with
+        /// room (a live table's) or add segments.
         #[test]
         fn partial_rebuilds_agree_with_the_intervals(
             base in proptest::collection::vec((v4_address(), 8u8..=32, 0u32..50), 0..60),
@@ -796,13 +925,16 @@ mod tests {
                 proptest::collection::vec((v4_address(), 4u8..=32, 0u32..50, any::<bool>()), 1..6),
                 1..5,
             ),
+            room in any::<bool>(),
         ) {
+            let build = if room { build_live } else { build };
             let mut table: RouteTable<u32> = base
                 .iter()
                 .map(|&(a, l, h)| (Prefix::covering(a, l), h))
                 .collect();
             let mut t = build(&table);
             for step in steps {
+                let before = table.clone();
                 let mut changed = Vec::new();
                 for (a, l, h, insert) in step {
                     // Removals pick an existing route when there is one.
@@ -817,11 +949,15 @@ mod tests {
                     }
                     changed.push(p);
                 }
+                let old = t.clone();
                 t = match t.partial_parts(&table, &changed) {
                     Some(parts) => PlanB::from_parts(parts, Backend::Scalar).unwrap(),
                     None => build(&table),
                 };
                 agrees(&t, &table, &probes(&table));
+                // The version before still answers its own routes (an append wrote past its
+                // lines, never into them).
+                agrees(&old, &before, &probes(&table));
             }
             // Compaction steps (a small budget, so it may take several) end compact and agree.
             let mut steps = 0;
@@ -829,6 +965,12 @@ mod tests {
                 t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
                 steps += 1;
                 prop_assert!(steps < 10_000, "compaction ends");
+            }
+            agrees(&t, &table, &probes(&table));
+            // Settling: one segment with flat entries again.
+            if let Some(parts) = t.merged_parts(&|| false) {
+                t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
+                prop_assert!(t.tree().pages().is_empty());
             }
             agrees(&t, &table, &probes(&table));
         }
@@ -842,6 +984,7 @@ mod tests {
                 proptest::collection::vec((0u128..4, any::<u16>(), any::<u64>(), 12u8..=128, 0u32..50, any::<bool>()), 1..6),
                 1..5,
             ),
+            room in any::<bool>(),
         ) {
             // Chunk 0x2001 + (0..4), /48 cells from a small set, any low bits.
             let addr = |c: u128, cell: u16, low: u64| {
@@ -851,7 +994,11 @@ mod tests {
                 .iter()
                 .map(|&(c, cell, low, l, h)| (Prefix::covering(addr(c, cell, low), l), h))
                 .collect();
-            let opts = BuildOptions::with_backend(Backend::Scalar);
+            let opts = if room {
+                live_options(Backend::Scalar)
+            } else {
+                BuildOptions::with_backend(Backend::Scalar)
+            };
             let mut t = PlanB::build(&table, &opts).unwrap();
             for step in steps {
                 let mut changed = Vec::new();

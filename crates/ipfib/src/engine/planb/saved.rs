@@ -173,10 +173,10 @@ impl<A: Family> PlanB<A> {
                 words::to_addresses(&starts).collect(),
                 answers,
             );
-            parts.push(Arc::new(Segment {
-                lines: r.array(id::<A>(LINES, i))?,
+            parts.push(Arc::new(Segment::new(
+                r.array(id::<A>(LINES, i))?,
                 fallback,
-            }));
+            )));
         }
         let cpu =
             crate::cpu::Cpu::new(backend).ok_or(crate::error::BuildError::BackendUnavailable {

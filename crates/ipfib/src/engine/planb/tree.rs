@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::builder::SegmentBuilder;
-use super::layout::{entry_line, Family, Key, LEAF_ENTRY};
+use super::layout::{entry_line, Family, Key, DIRECT_BITS, LEAF_ENTRY};
 use super::line::Segment;
 use super::pages::Pages;
 use crate::storage::Array;
@@ -23,11 +23,12 @@ use crate::storage::Array;
 #[derive(Clone, Debug)]
 pub(super) struct Tree<A: Family> {
     /// With one segment: entry node of each top-16-bit chunk's tree (an inner node, or its
-    /// leaf when `depth` is 1). Owned, or in place in a saved table's file. Empty with several
-    /// segments: the entries are in `pages`.
+    /// leaf when `depth` is 1). Owned, or in place in a saved table's file. Empty when paged:
+    /// the entries are in `pages`.
     direct: Array<u32>,
-    /// With several segments (a live table between compactions): each chunk's entry and
-    /// segment in one slot, in pages shared with other versions. Empty with one segment.
+    /// A live table between settling merges (several segments, or partial rebuilds appended
+    /// to its one): each chunk's entry and segment in one slot, in pages shared with other
+    /// versions. Empty with flat entries (`direct`).
     pages: Pages,
     /// The lines and fallback cells of the trees, shared with other versions of the table.
     segments: Vec<Arc<Segment<A>>>,
@@ -51,8 +52,8 @@ pub(super) struct Tree<A: Family> {
     /// placeholder (segments keep their numbers, so that emptying one rewrites no page), and
     /// the next new segment takes its number.
     users: Vec<u32>,
-    /// With several segments: a chunk of the segment that holds all but at most
-    /// 1/[`HOME_SHARE`] of the used lines, if one does (`None` with one segment). The batched
+    /// When paged: a chunk of the segment that holds all but at most 1/[`HOME_SHARE`] of the
+    /// used lines, if one does (`None` with flat entries). The batched
     /// walk then walks every lane through that segment's lines (one base for all lanes, as a
     /// one-segment walk) and looks up again, one at a time, the lanes whose chunk is
     /// elsewhere (`walk::enter`).
@@ -80,6 +81,11 @@ pub(super) struct Parts<A: Family> {
     live: Option<Vec<usize>>,
     /// Chunks per segment (`Tree::users`); `None`: count them from the pages.
     users: Option<Vec<u32>>,
+    /// Whether the table makes staged tables (when its structure takes them): not after a
+    /// partial rebuild that appended to its segment, whose publish would pay for the choice
+    /// of sub-tables (work proportional to the table) where the paged tables it replaces
+    /// had none; the next merge makes them.
+    pub(super) stage: bool,
 }
 
 impl<A: Family> Parts<A> {
@@ -102,6 +108,7 @@ impl<A: Family> Parts<A> {
             results: Some(results),
             live: None,
             users: None,
+            stage: true,
         }
     }
 
@@ -136,6 +143,7 @@ impl<A: Family> Parts<A> {
             results,
             live: None,
             users: None,
+            stage: true,
         })
     }
 
@@ -175,10 +183,10 @@ impl<A: Family> Tree<A> {
         tree
     }
 
-    /// [`Tree::home_chunk`]: with several segments, the first chunk of the segment with the
+    /// [`Tree::home_chunk`]: with paged entries, the first chunk of the segment with the
     /// most used lines when it holds all but 1/[`HOME_SHARE`] of them.
     fn find_home(&self) -> Option<usize> {
-        if self.segments.len() == 1 {
+        if self.pages.is_empty() {
             return None;
         }
         let total: usize = self.live.iter().sum();
@@ -192,8 +200,8 @@ impl<A: Family> Tree<A> {
             .flatten()
     }
 
-    /// With several segments, a chunk of the segment the batched walk walks every lane
-    /// through, if one holds all but a small share of the used lines ([`HOME_SHARE`]).
+    /// With paged entries, a chunk of the segment the batched walk walks every lane through,
+    /// if one holds all but a small share of the used lines ([`HOME_SHARE`]).
     #[inline(always)]
     pub(super) fn home_chunk(&self) -> Option<usize> {
         self.home_chunk
@@ -224,13 +232,13 @@ impl<A: Family> Tree<A> {
     }
 
     /// The direct table of a one-segment tree: each chunk's entry (its tree's entry line,
-    /// maybe [`LEAF_ENTRY`]). Empty with several segments ([`Tree::pages`]).
+    /// maybe [`LEAF_ENTRY`]). Empty when paged ([`Tree::pages`]).
     #[inline(always)]
     pub(super) fn flat_direct(&self) -> &[u32] {
         &self.direct
     }
 
-    /// Each chunk's entry and segment of a tree with several segments (empty with one).
+    /// Each chunk's entry and segment of a paged tree (empty with flat entries).
     #[inline(always)]
     pub(super) fn pages(&self) -> &Pages {
         &self.pages
@@ -374,21 +382,10 @@ impl<A: Family> Tree<A> {
         (seg, entry, first, last)
     }
 
-    /// This tree with `chunks` (ascending) entered at `entries` of the new `segment`, every
-    /// other chunk shared (and every page of entries no such chunk is in). The new segment
-    /// takes the number of the first segment no chunk uses any more, so no other chunk's
-    /// segment number changes; segments emptied become empty placeholders (trailing ones are
-    /// dropped), and a tree left with one used segment is made a one-segment tree again.
-    /// `None` when the tree stays paged and an entry or the new segment's number does not fit
-    /// a page's slot (`pages::pack`; the caller's full build takes any size).
-    pub(super) fn with_chunks_in(
-        &self,
-        chunks: &[usize],
-        entries: &[u32],
-        segment: SegmentBuilder<A>,
-    ) -> Option<Parts<A>> {
-        // The moved chunks' old lines are dead now (a one-answer chain may still serve other
-        // chunks: it stays counted), and their old segments have one user fewer each.
+    /// The used lines and chunks per segment once `chunks` leave their trees: the moved
+    /// chunks' old lines are dead (a one-answer chain may still serve other chunks: it stays
+    /// counted), and their old segments have one user fewer each.
+    fn without(&self, chunks: &[usize]) -> (Vec<usize>, Vec<u32>) {
         let mut live = self.live.clone();
         let mut users = self.users.clone();
         for &chunk in chunks {
@@ -401,11 +398,31 @@ impl<A: Family> Tree<A> {
             }
             users[seg] = users[seg].saturating_sub(1);
         }
+        (live, users)
+    }
+
+    /// This tree with `chunks` (ascending) entered at `entries` of the new `segment`, every
+    /// other chunk shared (and every page of entries no such chunk is in). The new segment
+    /// takes the number of the first segment no chunk uses any more, so no other chunk's
+    /// segment number changes; segments emptied become empty placeholders (trailing ones are
+    /// dropped), and a tree left with one used segment is made a one-segment tree again.
+    /// `None` when the tree stays paged and an entry or the new segment's number does not fit
+    /// a page's slot (`pages::pack`; the caller's full build takes any size). With `room`,
+    /// later partial rebuilds can append to the new segment ([`Segment::with_room`]).
+    pub(super) fn with_chunks_in(
+        &self,
+        chunks: &[usize],
+        entries: &[u32],
+        segment: SegmentBuilder<A>,
+        room: bool,
+    ) -> Option<Parts<A>> {
+        let (mut live, mut users) = self.without(chunks);
         let mut segments = self.segments.clone();
         let fresh = users.iter().position(|&u| u == 0).unwrap_or(users.len());
-        let added = Arc::new(Segment {
-            lines: segment.lines.into(),
-            fallback: segment.fallback,
+        let added = Arc::new(if room {
+            Segment::with_room(segment.lines, segment.fallback)
+        } else {
+            Segment::new(segment.lines.into(), segment.fallback)
         });
         if fresh == segments.len() {
             segments.push(added);
@@ -416,17 +433,7 @@ impl<A: Family> Tree<A> {
         }
         live[fresh] = segments[fresh].lines.len();
         users[fresh] = chunks.len() as u32;
-        for (s, seg) in segments.iter_mut().enumerate() {
-            if users[s] == 0 && !seg.is_empty() {
-                *seg = Arc::new(Segment::empty());
-                live[s] = 0;
-            }
-        }
-        while users.len() > 1 && users.last() == Some(&0) {
-            segments.pop();
-            live.pop();
-            users.pop();
-        }
+        retire_unused(&mut segments, &mut live, &mut users);
 
         let used: Vec<usize> = (0..users.len()).filter(|&s| users[s] > 0).collect();
         let (direct, pages) = if let [only] = used[..] {
@@ -441,18 +448,109 @@ impl<A: Family> Tree<A> {
             }
             (direct.into(), Pages::default())
         } else {
-            let mut pages = if self.pages.is_empty() {
-                Pages::from_flat(&self.direct, &[])?
-            } else {
-                self.pages.clone()
-            };
-            let fresh = u16::try_from(fresh).ok()?;
-            for (&chunk, &entry) in chunks.iter().zip(entries) {
-                pages.set(chunk, entry, fresh)?;
-            }
-            (Vec::new().into(), pages)
+            (Vec::new().into(), self.paged_with(chunks, entries, fresh)?)
         };
+        Some(self.derived(direct, pages, segments, live, users))
+    }
+
+    /// The segment partial rebuilds append to: the one made with room
+    /// ([`Segment::with_room`]: the last full build's or settling merge's), while a chunk
+    /// uses it.
+    pub(super) fn appendable(&self) -> Option<usize> {
+        (0..self.segments.len()).find(|&s| self.segments[s].has_arena() && self.users[s] > 0)
+    }
+
+    /// Lines partial rebuilds can still append to the [`Tree::appendable`] segment (0
+    /// without one).
+    pub(super) fn room(&self) -> usize {
+        self.appendable().map_or(0, |s| self.segments[s].room())
+    }
+
+    /// Whether the [`Tree::appendable`] segment is nearly full: less room than an eighth of
+    /// its lines. A compaction step then merges every chunk into a new segment with room.
+    pub(super) fn room_spent(&self) -> bool {
+        self.appendable()
+            .is_some_and(|s| self.segments[s].room() < self.segments[s].lines.len() / 8)
+    }
+
+    /// This tree with `chunks` (ascending) entered at `entries` of `segment`'s lines, which
+    /// are appended to the [`Tree::appendable`] segment in place, so that the rebuilt chunks
+    /// keep the base address of the chunks around them: the batched walk then takes every
+    /// lane through one segment's lines, as in a one-segment table, with no lane looked up
+    /// again (`walk::enter`). The tree stays paged until a settling merge, so a publish copies
+    /// only the pages of entries its chunks are in. `None`, with nothing appended, when there
+    /// is no such segment, `segment` has fallback cells (they stay with their own segment),
+    /// the lines or entries do not fit, or the segment has no room or was appended to by
+    /// another version derived from this one; the caller then puts the chunks in a new
+    /// segment ([`Tree::with_chunks_in`]).
+    pub(super) fn with_chunks_appended(
+        &self,
+        chunks: &[usize],
+        entries: &[u32],
+        segment: &SegmentBuilder<A>,
+    ) -> Option<Parts<A>> {
+        let home = self.appendable()?;
+        if segment.fallback.cells() > 0 || segment.lines.len() > self.segments[home].room() {
+            return None;
+        }
+        let base = self.segments[home].lines.len();
+        let (lines, moved) = segment.relocated(base)?;
+        let entries: Vec<u32> = entries.iter().map(|&e| moved(e)).collect();
+        let (mut live, mut users) = self.without(chunks);
+        live[home] += lines.len();
+        users[home] += chunks.len() as u32;
+        // Every chunk in the home segment: flat entries, so the walk is the one-segment walk.
+        // A publish then copies all 2^16 entries (256 KiB) where pages copy the 4 KiB pages
+        // its chunks are in, and readers on other cores refill them, yet with one base for
+        // every lane they kept 98-112 % of their quiet rate through a feed of 100 and 1,000
+        // updates a second, where pages kept 64-67 % (`examples/live_feed`, et120k, Intel
+        // Xeon Ice Lake, BENCHMARKS.md "Session 39").
+        let flat = home == 0 && users[home] as usize == 1 << DIRECT_BITS;
+        let (direct, pages) = if flat {
+            let mut direct = self.entries().into_owned();
+            for (&chunk, &entry) in chunks.iter().zip(&entries) {
+                direct[chunk] = entry;
+            }
+            (direct.into(), Pages::default())
+        } else {
+            (Vec::new().into(), self.paged_with(chunks, &entries, home)?)
+        };
+        let appended = self.segments[home].append(&lines)?;
+        let mut segments = self.segments.clone();
+        segments[home] = Arc::new(appended);
+        retire_unused(&mut segments, &mut live, &mut users);
         Some(Parts {
+            stage: false,
+            ..self.derived(direct, pages, segments, live, users)
+        })
+    }
+
+    /// The pages of entries with `chunks` entered at `entries` of segment `seg`, the others
+    /// shared; `None` when one does not fit a slot.
+    fn paged_with(&self, chunks: &[usize], entries: &[u32], seg: usize) -> Option<Pages> {
+        let mut pages = if self.pages.is_empty() {
+            Pages::from_flat(&self.direct, &[])?
+        } else {
+            self.pages.clone()
+        };
+        let seg = u16::try_from(seg).ok()?;
+        for (&chunk, &entry) in chunks.iter().zip(entries) {
+            pages.set(chunk, entry, seg)?;
+        }
+        Some(pages)
+    }
+
+    /// The parts of a tree derived from this one (same depth and format; the full build's
+    /// counts unknown).
+    fn derived(
+        &self,
+        direct: Array<u32>,
+        pages: Pages,
+        segments: Vec<Arc<Segment<A>>>,
+        live: Vec<usize>,
+        users: Vec<u32>,
+    ) -> Parts<A> {
+        Parts {
             direct,
             pages,
             segments,
@@ -462,7 +560,28 @@ impl<A: Family> Tree<A> {
             results: None,
             live: Some(live),
             users: Some(users),
-        })
+            stage: true,
+        }
+    }
+}
+
+/// Segments no chunk uses become empty placeholders (their numbers stay, so no page is
+/// rewritten), and trailing ones are dropped.
+fn retire_unused<A: Family>(
+    segments: &mut Vec<Arc<Segment<A>>>,
+    live: &mut Vec<usize>,
+    users: &mut Vec<u32>,
+) {
+    for (s, seg) in segments.iter_mut().enumerate() {
+        if users[s] == 0 && !seg.is_empty() {
+            *seg = Arc::new(Segment::empty());
+            live[s] = 0;
+        }
+    }
+    while users.len() > 1 && users.last() == Some(&0) {
+        segments.pop();
+        live.pop();
+        users.pop();
     }
 }
 

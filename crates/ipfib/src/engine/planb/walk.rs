@@ -75,12 +75,14 @@ pub const LANES: usize = 32;
 /// The lines a walk reads, and in which segment. A table with one segment (every static
 /// table, and a live table after compaction) is walked with `MULTI = false`: the segment's
 /// lines (`home`) are found once per call and the per-chunk segment table is never read, so
-/// sharing segments costs a static table nothing. A live table between compactions is walked
-/// with `MULTI = true`: its chunks' entries are in pages, and a lane's lines are those of its
-/// chunk's segment. The batched walk either has every lane carry its segment's lines
+/// sharing segments costs a static table nothing. A live table between settling merges is
+/// walked with `MULTI = true`: its chunks' entries are in pages, and a lane's lines are those
+/// of its chunk's segment. The batched walk either has every lane carry its segment's lines
 /// ([`Group`] with `W = LANES`), or, when one home segment holds nearly all the lines
 /// ([`Tree::home_chunk`]), walks every lane through `home` like a one-segment walk and looks
-/// up the few lanes from other segments again ([`enter`], [`finish_group`]). `NARROW` is the
+/// up the few lanes from other segments again ([`enter`], [`finish_group`]). A live table
+/// whose partial rebuilds appended every chunk to its home segment has flat entries and one
+/// segment (`partial`): the one-segment walk. `NARROW` is the
 /// table's leaf format (`layout`), a constant so that reading an answer never tests it.
 #[derive(Clone, Copy)]
 pub(super) struct View<'t, A: Family, S, const MULTI: bool, const NARROW: bool> {
@@ -113,7 +115,7 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
         }
     }
 
-    /// This view with the home segment of a tree of several segments ([`Tree::home_chunk`])
+    /// This view with the home segment of a paged tree ([`Tree::home_chunk`])
     /// as `home` (unchanged without one).
     fn with_home(self) -> Self {
         match self.t.home_chunk() {
@@ -137,7 +139,7 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
     /// `t` satisfies the structure invariants.
     #[inline(always)]
     unsafe fn entry(self, coarse: u64) -> (u32, u32) {
-        // SAFETY: with several segments, caller's contract; with one, a chunk index is below
+        // SAFETY: with paged entries, caller's contract; with flat ones, a chunk index is below
         // 2^16 = `flat_direct().len()` (structure invariants).
         unsafe {
             if MULTI {
@@ -148,11 +150,11 @@ impl<'t, A: Family, S: Search, const MULTI: bool, const NARROW: bool>
         }
     }
 
-    /// The slot of the chunk of `coarse` in a tree of several segments (`pages`): its segment
+    /// The slot of the chunk of `coarse` in a paged tree (`pages`): its segment
     /// and entry, packed.
     ///
     /// # Safety
-    /// `t` satisfies the structure invariants and has several segments.
+    /// `t` satisfies the structure invariants and is paged.
     #[inline(always)]
     unsafe fn slot(self, coarse: u64) -> u32 {
         let (page, at) = place(chunk_of::<A>(coarse));
@@ -250,7 +252,7 @@ pub unsafe fn one<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) -> Option<N
     // SAFETY: caller's contract.
     unsafe {
         let t = t.tree();
-        match (t.segments().len() == 1, t.narrow()) {
+        match (t.pages().is_empty(), t.narrow()) {
             (true, false) => one_in(View::<A, S, false, false>::new(t, s), addr),
             (true, true) => one_in(View::<A, S, false, true>::new(t, s), addr),
             (false, false) => one_in(View::<A, S, true, false>::new(t, s), addr),
@@ -275,7 +277,7 @@ pub unsafe fn one_portable<A: Family, S: Search>(t: &PlanB<A>, s: S, addr: A) ->
 /// One lookup through `v`.
 ///
 /// # Safety
-/// `v.t` satisfies the structure invariants, and `M` is true if it has several segments.
+/// `v.t` satisfies the structure invariants, and `M` is true if it is paged.
 #[inline(always)]
 unsafe fn one_in<A: Family, S: Search, const M: bool, const N: bool>(
     v: View<'_, A, S, M, N>,
@@ -438,7 +440,7 @@ unsafe fn enter<
         let coarse = addr.address().coarse();
         g.x[i] = A::Key::from_coarse(coarse);
         if M && W == 0 {
-            // SAFETY: caller's contract (`M`: several segments).
+            // SAFETY: caller's contract (`M`: paged).
             g.node[i] = unsafe { v.slot(coarse) };
             continue;
         }
@@ -693,10 +695,10 @@ pub unsafe fn batch<A: Family, I: AddressInput<A>, S: Search, O: Output>(
     out: &mut [O],
     miss: NextHop,
 ) {
-    // SAFETY: caller's contract; `M` matches the number of segments.
+    // SAFETY: caller's contract; `M` is whether the tree is paged.
     unsafe {
         let t = t.tree();
-        match (t.segments().len() == 1, t.narrow()) {
+        match (t.pages().is_empty(), t.narrow()) {
             (true, false) => {
                 batch_in::<_, _, _, _, false, false, 0>(View::new(t, s), addrs, out, miss)
             }
@@ -730,7 +732,7 @@ pub unsafe fn batch<A: Family, I: AddressInput<A>, S: Search, O: Output>(
 /// [`batch`] through `v`.
 ///
 /// # Safety
-/// `v.t` satisfies the structure invariants, and `M` is true if it has several segments.
+/// `v.t` satisfies the structure invariants, and `M` is true if it is paged.
 #[inline(always)]
 unsafe fn batch_in<
     A: Family,

@@ -369,7 +369,7 @@ fn stages_structure<A: Family>(t: &PlanB<A>) -> bool {
     A::STAGED
         && ipv6_keys
         && STAGED_DEPTHS.contains(&t.tree().depth())
-        && t.tree().segments().len() == 1
+        && t.tree().pages().is_empty()
         && lines <= ENTRY_NODE as usize + 1
 }
 
@@ -1107,6 +1107,25 @@ mod tests {
         };
         assert_eq!(detail("segments"), Some(DetailValue::Count(2)));
         assert_eq!(detail("staged_bytes"), Some(DetailValue::Bytes(0)));
+
+        // A live table's rebuild appends to its one segment: still no staged tables (their
+        // choice would cost every publish work proportional to the table), until a merge.
+        let live = BuildOptions {
+            for_updates: true,
+            ..BuildOptions::default()
+        };
+        let planb = PlanB::build(&table(false), &live).unwrap();
+        assert!(planb.staged.is_some());
+        let appended = PlanB::from_parts(
+            planb.partial_parts(&deep, &[changed]).unwrap(),
+            planb.backend(),
+        )
+        .unwrap();
+        assert_eq!(appended.tree().segments().len(), 1);
+        assert!(appended.staged.is_none(), "not staged after an append");
+        let merged =
+            PlanB::from_parts(appended.merged_parts(&|| false).unwrap(), planb.backend()).unwrap();
+        assert!(merged.staged.is_some(), "staged again after the merge");
     }
 
     /// Batches of every shape through `lookup_batch_raw` and `lookup_batch_bytes_raw`: blocks the sample stages (random
