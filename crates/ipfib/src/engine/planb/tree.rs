@@ -475,10 +475,10 @@ impl<A: Family> Tree<A> {
 
     /// This tree with `chunks` (ascending) entered at `entries` of `segment`'s lines, which
     /// are appended to the [`Tree::appendable`] segment in place, so that the rebuilt chunks
-    /// keep the base address of the chunks around them: the batched walk then takes every
-    /// lane through one segment's lines, as in a one-segment table, with no lane looked up
-    /// again (`walk::enter`). The tree stays paged until a settling merge, so a publish copies
-    /// only the pages of entries its chunks are in. `None`, with nothing appended, when there
+    /// keep the base address of the chunks around them. With every chunk there the tree has
+    /// flat entries and one segment (the one-segment walk); with chunks elsewhere it stays
+    /// paged, and the batched walk goes through this segment as its home
+    /// ([`Tree::home_chunk`]). `None`, with nothing appended, when there
     /// is no such segment, `segment` has fallback cells (they stay with their own segment),
     /// the lines or entries do not fit, or the segment has no room or was appended to by
     /// another version derived from this one; the caller then puts the chunks in a new
@@ -502,9 +502,9 @@ impl<A: Family> Tree<A> {
         // Every chunk in the home segment: flat entries, so the walk is the one-segment walk.
         // A publish then copies all 2^16 entries (256 KiB) where pages copy the 4 KiB pages
         // its chunks are in, and readers on other cores refill them, yet with one base for
-        // every lane they kept 98-112 % of their quiet rate through a feed of 100 and 1,000
-        // updates a second, where pages kept 64-67 % (`examples/live_feed`, et120k, Intel
-        // Xeon Ice Lake, BENCHMARKS.md "Session 39").
+        // every lane they kept 95-104 % of their quiet rate through a feed of 100 and 1,000
+        // updates a second, where paged entries over the same appended lines kept 64-67 %
+        // (`examples/live_feed`, et120k, Intel Xeon Ice Lake, BENCHMARKS.md "Session 39").
         let flat = home == 0 && users[home] as usize == 1 << DIRECT_BITS;
         let (direct, pages) = if flat {
             let mut direct = self.entries().into_owned();
