@@ -192,16 +192,15 @@ if [ "$readers" -gt 0 ]; then
 import re, statistics, sys
 lines = open(sys.argv[1]).read().splitlines()
 quiet_mark, mark, readers = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-def rates(rows, busy):
-    out = []
+def intervals(rows):
+    """(updates in the interval?, reader M lookups/s) of each progress line."""
     for l in rows:
         m = re.search(r'\((\d+) updates/s\).*lookups ([0-9.]+) M/s', l)
-        if m and (int(m.group(1)) > 0) == busy:
-            out.append(float(m.group(2)))
-    return out
+        if m:
+            yield int(m.group(1)) > 0, float(m.group(2))
 # The first quiet line may cover the end of the dump: skip it.
-idle = rates(lines[quiet_mark:mark], False)[1:]
-during = rates(lines[mark:], True)
+idle = [r for busy, r in intervals(lines[quiet_mark:mark]) if not busy][1:]
+during = [r for busy, r in intervals(lines[mark:]) if busy]
 if not idle or not during:
     print(f"lookups: not enough intervals (idle {len(idle)}, during {len(during)})")
 else:
@@ -212,15 +211,11 @@ else:
           f"{100 * d / i:.1f} % of idle")
 # Cycle by cycle: each run of seconds with updates against the quiet run after it.
 runs, kind = [], None
-for l in lines[mark:]:
-    m = re.search(r'\((\d+) updates/s\).*lookups ([0-9.]+) M/s', l)
-    if not m:
-        continue
-    busy = int(m.group(1)) > 0
+for busy, rate in intervals(lines[mark:]):
     if busy != kind:
         runs.append((busy, []))
         kind = busy
-    runs[-1][1].append(float(m.group(2)))
+    runs[-1][1].append(rate)
 ratios = [statistics.median(b) / statistics.median(q[1:])
           for (busy, b), (_, q) in zip(runs, runs[1:]) if busy and len(q) > 1]
 if ratios:

@@ -218,13 +218,14 @@ impl<A: Family> SegmentBuilder<A> {
     }
 
     /// The lines as they read at line `base` of a segment (every inner link moved by
-    /// `base`), and a direct entry of these lines moved there ([`LEAF_ENTRY`] kept); `None`
-    /// when a line would be past what a slot holds (`u32`).
+    /// `base`), and `entries` (direct entries of these lines) moved there ([`LEAF_ENTRY`]
+    /// kept); `None` when a line would be past what a slot holds (`u32`).
     #[allow(clippy::type_complexity)]
     pub fn relocated(
         &self,
         base: usize,
-    ) -> Option<(Vec<<A::Key as Key>::Line>, impl Fn(u32) -> u32)> {
+        entries: &[u32],
+    ) -> Option<(Vec<<A::Key as Key>::Line>, Vec<u32>)> {
         let base = u32::try_from(base).ok()?;
         base.checked_add(u32::try_from(self.lines.len()).ok()?)
             .filter(|&end| end < LEAF_ENTRY)?;
@@ -234,9 +235,11 @@ impl<A: Family> SegmentBuilder<A> {
             let link = A::Key::link(line) + base;
             A::Key::set_link(line, link);
         }
-        Some((lines, move |entry: u32| {
-            (entry_line(entry) + base) | (entry & LEAF_ENTRY)
-        }))
+        let entries = entries
+            .iter()
+            .map(|&e| (entry_line(e) + base) | (e & LEAF_ENTRY))
+            .collect();
+        Some((lines, entries))
     }
 
     /// Appends one chunk's tree, entered through padding so that a lookup makes `depth`

@@ -267,15 +267,10 @@ impl<A: Family> PlanB<A> {
             entries.push(segment.chunk(depth, &keys, &answers, &mut constants));
         }
 
-        let parts = match self
-            .tree()
+        let tree = self.tree();
+        let parts = tree
             .with_chunks_appended(&chunks, &entries, &segment)
-        {
-            Some(parts) => parts,
-            None => self
-                .tree()
-                .with_chunks_in(&chunks, &entries, segment, false)?,
-        };
+            .or_else(|| tree.with_chunks_in(&chunks, &entries, segment, false))?;
         let lines = parts.lines();
         let live = parts.live_lines();
         if lines as f64 > live as f64 * MAX_GROWTH + SLACK_LINES as f64 {
@@ -390,14 +385,15 @@ impl<A: Family> PlanB<A> {
         // The segment partial rebuilds append to is no victim: its dead lines go with a
         // merge, when it is full or the table settles (`PlanB::compact`).
         let appendable = self.tree().appendable();
+        let movable = |s: usize| Some(s) != appendable;
         let dead = by_live(
             (0..n)
-                .filter(|&s| Some(s) != appendable && dead_in(s) * COMPACT_SLACK > lines[s])
+                .filter(|&s| movable(s) && dead_in(s) * COMPACT_SLACK > lines[s])
                 .collect(),
         );
         let small = by_live(if used > MANY_SEGMENTS {
             (0..n)
-                .filter(|&s| Some(s) != appendable && users[s] > 0 && live[s] < budget / 2)
+                .filter(|&s| movable(s) && users[s] > 0 && live[s] < budget / 2)
                 .collect()
         } else {
             Vec::new()
@@ -462,6 +458,15 @@ mod tests {
         }
     }
 
+    /// 300 /24s from 10.0.0.0/24 on (10.0/16 needs inner nodes) and 192.168.0.0/16 (a chunk
+    /// with one answer).
+    fn dense_and_covered() -> RouteTable<u32> {
+        (0..300u32)
+            .map(|i| (Prefix::new(0x0a00_0000 | (i << 8), 24).unwrap(), i))
+            .chain([(Prefix::new(0xc0a8_0000, 16).unwrap(), 7)])
+            .collect()
+    }
+
     /// A full build as a live table makes it, with room to append.
     fn build_live(table: &RouteTable<u32>) -> PlanB<u32> {
         PlanB::build(table, &live_options(Backend::Scalar)).unwrap()
@@ -501,10 +506,7 @@ mod tests {
     /// adds a segment; when the room is nearly spent, a merge makes a new home with room.
     #[test]
     fn changes_append_to_a_home_segment_with_room() {
-        let mut table: RouteTable<u32> = (0..300u32)
-            .map(|i| (Prefix::new(0x0a00_0000 | (i << 8), 24).unwrap(), i))
-            .chain([(Prefix::new(0xc0a8_0000, 16).unwrap(), 7)])
-            .collect();
+        let mut table = dense_and_covered();
         let old = build_live(&table);
         assert!(old.tree().segment(0).has_arena() && old.tree().pages().is_empty());
         assert!(
@@ -589,10 +591,7 @@ mod tests {
 
     #[test]
     fn a_change_rebuilds_its_chunk_into_a_new_segment() {
-        let mut table: RouteTable<u32> = (0..300u32)
-            .map(|i| (Prefix::new(0x0a00_0000 | (i << 8), 24).unwrap(), i))
-            .chain([(Prefix::new(0xc0a8_0000, 16).unwrap(), 7)])
-            .collect();
+        let mut table = dense_and_covered();
         let old = build(&table);
         let p = Prefix::new(0xc0a8_0100, 24).unwrap();
         table.insert(p, 8);

@@ -494,8 +494,7 @@ impl<A: Family> Tree<A> {
             return None;
         }
         let base = self.segments[home].lines.len();
-        let (lines, moved) = segment.relocated(base)?;
-        let entries: Vec<u32> = entries.iter().map(|&e| moved(e)).collect();
+        let (lines, entries) = segment.relocated(base, entries)?;
         let (mut live, mut users) = self.without(chunks);
         live[home] += lines.len();
         users[home] += chunks.len() as u32;
