@@ -217,13 +217,15 @@ impl<A: Family> SegmentBuilder<A> {
         self.lines.push(line);
     }
 
-    /// The lines as they read at line `base` of a segment (every inner link moved by
-    /// `base`), and `entries` (direct entries of these lines) moved there ([`LEAF_ENTRY`]
-    /// kept); `None` when a line would be past what a slot holds (`u32`).
+    /// The lines as they read at line `base` of a segment whose cells this builder's follow
+    /// (every inner link moved by `base`, every cell number by `cells`), and `entries`
+    /// (direct entries of these lines) moved there ([`LEAF_ENTRY`] kept); `None` when a line
+    /// would be past what a slot holds (`u32`), or a cell past what a narrow leaf's does.
     #[allow(clippy::type_complexity)]
     pub fn relocated(
         &self,
         base: usize,
+        cells: usize,
         entries: &[u32],
     ) -> Option<(Vec<<A::Key as Key>::Line>, Vec<u32>)> {
         let base = u32::try_from(base).ok()?;
@@ -234,6 +236,16 @@ impl<A: Family> SegmentBuilder<A> {
             let line = &mut lines[i as usize];
             let link = A::Key::link(line) + base;
             A::Key::set_link(line, link);
+        }
+        if self.fallback.cells() > 0 && cells > 0 {
+            let cells = u32::try_from(cells).ok()?;
+            let mut inner = self.inner.iter().peekable();
+            for (i, line) in lines.iter_mut().enumerate() {
+                if inner.next_if_eq(&&(i as u32)).is_some() {
+                    continue;
+                }
+                A::Key::renumber_cells(line, self.narrow, |c| c.checked_add(cells))?;
+            }
         }
         let entries = entries
             .iter()

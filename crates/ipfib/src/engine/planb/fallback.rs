@@ -46,6 +46,22 @@ impl<A: Address> Fallback<A> {
         )
     }
 
+    /// This fallback's cells followed by `more`'s, whose numbers are then their own plus
+    /// this one's count (a segment's cells with those of the chunks appended to it); `None`
+    /// when the intervals would be more than a cell range holds (`u32`).
+    pub fn joined(&self, more: &Fallback<A>) -> Option<Fallback<A>> {
+        let offset = u32::try_from(self.starts.len()).ok()?;
+        u32::try_from(self.starts.len() + more.starts.len()).ok()?;
+        let mut cells = Vec::with_capacity(self.cells.len() + more.cells.len());
+        cells.extend_from_slice(&self.cells);
+        cells.extend(more.cells.iter().map(|&(b, e)| (b + offset, e + offset)));
+        Some(Fallback {
+            cells,
+            starts: [&self.starts[..], &more.starts[..]].concat(),
+            answers: [&self.answers[..], &more.answers[..]].concat(),
+        })
+    }
+
     /// The answer for `addr` inside cell `cell`.
     #[inline]
     pub fn lookup(&self, cell: u32, addr: A) -> Option<NextHop> {

@@ -183,6 +183,27 @@ pub trait Key: Copy + Ord + Default + Debug + Send + Sync + 'static {
         }
     }
 
+    /// Renumbers the fallback cells a leaf names: cell `c` becomes `renumber(c)`. `None`, the
+    /// leaf part-renumbered, when `renumber` gives `None` or a number a narrow leaf's 16-bit
+    /// slot cannot hold.
+    fn renumber_cells(
+        leaf: &mut Self::Line,
+        narrow: bool,
+        mut renumber: impl FnMut(u32) -> Option<u32>,
+    ) -> Option<()> {
+        let keys = Self::keys_in(leaf, Self::leaf_keys(narrow));
+        for r in 0..=keys as u32 {
+            if let Decoded::Cell(c) = Self::decode_in(leaf, r, narrow) {
+                let n = renumber(c)?;
+                if narrow && !Answer::Cell(n).fits_narrow() {
+                    return None;
+                }
+                Self::set_hop_in(leaf, r, n, narrow);
+            }
+        }
+        Some(())
+    }
+
     /// [`Key::set_hop`] with the format chosen at run time.
     fn set_hop_in(line: &mut Self::Line, r: u32, hop: u32, narrow: bool) {
         if narrow {

@@ -53,14 +53,21 @@ impl<A: Family> Segment<A> {
     }
 
     /// This segment with `more` lines after its own (their links already indices of the
-    /// longer segment), the same cells; `None` when it has no room for them, or another
-    /// segment was appended from this one already. Versions that hold this segment keep
-    /// reading its lines unchanged.
-    pub fn append(&self, more: &[<A::Key as Key>::Line]) -> Option<Self> {
+    /// longer segment) and `cells` after its cells (the cell numbers in `more` already
+    /// numbers of the longer list); `None` when it has no room for them, or another segment
+    /// was appended from this one already. Versions that hold this segment keep reading its
+    /// lines and cells unchanged.
+    pub fn append(&self, more: &[<A::Key as Key>::Line], cells: &Fallback<A>) -> Option<Self> {
         let arena = self.arena.as_ref()?;
+        // Cells are few (89 in the 228 K-route IPv6 DFZ table), so a new list is a small copy.
+        let fallback = if cells.cells() == 0 {
+            self.fallback.clone()
+        } else {
+            Arc::new(self.fallback.joined(cells)?)
+        };
         Some(Segment {
             lines: arena.append(self.lines.len(), more)?,
-            fallback: self.fallback.clone(),
+            fallback,
             arena: Some(arena.clone()),
         })
     }

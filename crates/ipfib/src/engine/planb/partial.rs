@@ -14,10 +14,11 @@
 //! the rebuilt chunks' lines to that segment in place instead (`Tree::with_chunks_appended`):
 //! past the lines of every published version, which keep reading their own prefix. While
 //! every chunk is in that segment the table keeps flat entries and one segment, so lookups
-//! take the one-segment walk through every publish. Chunks with fallback cells, and rebuilds
-//! that find the room taken or too small, go to a new segment as above (the entries are paged
-//! again until a merge). The home segment's dead lines go with a merge into a new one with
-//! room, when the table settles or the room is nearly spent.
+//! take the one-segment walk through every publish; the chunks' fallback cells join the
+//! segment's cells (a new list each time: they are few). Rebuilds that find the room taken or
+//! too small go to a new segment as above (the entries are paged again until a merge). The
+//! home segment's dead lines and cells go with a merge into a new one with room, when the
+//! table settles or the room is nearly spent.
 //!
 //! A partial rebuild declines (the caller builds in full, which also compacts) when:
 //! - a change touches very many chunks (a short prefix: a /8 covers 256 of them, a /0 all);
@@ -305,18 +306,13 @@ impl<A: Family> PlanB<A> {
                 let link = A::Key::link(&line) as usize - entry + base;
                 A::Key::set_link(&mut line, link as u32);
             } else {
-                let keys = A::Key::keys_in(&line, A::Key::leaf_keys(narrow));
-                for r in 0..=keys as u32 {
-                    if let Decoded::Cell(c) = A::Key::decode_in(&line, r, narrow) {
-                        let n = *cells
+                A::Key::renumber_cells(&mut line, narrow, |c| {
+                    Some(
+                        *cells
                             .entry((seg, c))
-                            .or_insert_with(|| into.fallback.copy_cell(&segment.fallback, c));
-                        if narrow && !Answer::Cell(n).fits_narrow() {
-                            return None;
-                        }
-                        A::Key::set_hop_in(&mut line, r, n, narrow);
-                    }
-                }
+                            .or_insert_with(|| into.fallback.copy_cell(&segment.fallback, c)),
+                    )
+                })?;
             }
             into.push(line, at < first_leaf);
         }
@@ -902,6 +898,69 @@ mod tests {
         new.validate().unwrap();
     }
 
+    /// In a live table a chunk with fallback cells is appended to the home segment like any
+    /// other: its cells join the home segment's, renumbered past them (here past a cell of
+    /// another chunk), the table keeps flat entries and one segment, and the version before
+    /// keeps its own cells.
+    #[test]
+    fn ipv6_fallback_cells_join_the_home_segments_cells() {
+        let db8 = 0x2001_0db8u128 << 96;
+        let a00 = 0x2a00u128 << 112;
+        let mut table: RouteTable<u128> = (0..100u128)
+            .map(|i| (Prefix::new(db8 | (i << 80), 48).unwrap(), i as u32))
+            .chain([
+                (Prefix::new(a00 | (3 << 64), 64).unwrap(), 500),
+                (Prefix::new(db8 | (7 << 80) | (1 << 64), 64).unwrap(), 501),
+            ])
+            .collect();
+        let old = PlanB::build(&table, &live_options(Backend::Scalar)).unwrap();
+        let home_cells = old.tree().segment(0).fallback.cells();
+        assert_eq!(home_cells, 2, "a cell in each chunk");
+        let before = table.clone();
+        let p = Prefix::new(db8 | (5 << 80) | (9 << 64), 64).unwrap();
+        table.insert(p, 999);
+        let mut new =
+            PlanB::from_parts(old.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
+        assert_eq!(
+            new.tree().segments().len(),
+            1,
+            "appended to the home segment"
+        );
+        assert!(new.tree().pages().is_empty(), "flat entries");
+        // The rebuilt chunk's two cells follow the two there were (one of them now dead).
+        assert_eq!(new.tree().segment(0).fallback.cells(), home_cells + 2);
+        assert_eq!(old.tree().segment(0).fallback.cells(), home_cells);
+        let probes: Vec<u128> = table
+            .iter()
+            .flat_map(|(q, _)| [q.first(), q.last(), q.first().wrapping_sub(1), q.last() + 1])
+            .chain((0..100u128).map(|i| db8 | (i << 78) | i))
+            .collect();
+        let answers = |t: &PlanB<u128>, table: &RouteTable<u128>| {
+            let intervals = Intervals::from_table(table);
+            let want: Vec<Option<NextHop>> = probes.iter().map(|&a| intervals.lookup(a)).collect();
+            let single: Vec<Option<NextHop>> = probes.iter().map(|&a| t.lookup(a)).collect();
+            assert_eq!(single, want, "single");
+            let mut batch = vec![None; probes.len()];
+            t.lookup_batch(&probes, &mut batch).unwrap();
+            assert_eq!(batch, want, "batch");
+            t.validate().unwrap();
+        };
+        for backend in Backend::available() {
+            new.set_backend(backend).unwrap();
+            answers(&new, &table);
+        }
+        answers(&old, &before);
+        // Changed again: renumbered past the dead cells too.
+        table.remove(p);
+        let newer =
+            PlanB::from_parts(new.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
+        assert_eq!(newer.tree().segments().len(), 1);
+        assert!(newer.tree().segment(0).fallback.cells() > home_cells + 2);
+        assert_eq!(new.tree().segment(0).fallback.cells(), home_cells + 2);
+        answers(&newer, &table);
+        answers(&new, &before.iter().chain([(p, 999)]).collect());
+    }
+
     /// Any address, or one of few in four chunks (two bits set per byte below the chunk), so
     /// that changed routes nest inside each other's chunks as well as spread out.
     fn v4_address() -> impl Strategy<Value = u32> {
@@ -1000,6 +1059,7 @@ mod tests {
             };
             let mut t = PlanB::build(&table, &opts).unwrap();
             for step in steps {
+                let before = table.clone();
                 let mut changed = Vec::new();
                 for (c, cell, low, l, h, insert) in step {
                     let p = match table.iter().nth(low as usize % (table.len() + 1)) {
@@ -1013,17 +1073,31 @@ mod tests {
                     }
                     changed.push(p);
                 }
+                let old = t.clone();
                 t = match t.partial_parts(&table, &changed) {
                     Some(parts) => PlanB::from_parts(parts, Backend::Scalar).unwrap(),
                     None => PlanB::build(&table, &opts).unwrap(),
                 };
-                let intervals = Intervals::from_table(&table);
-                for (p, _) in table.iter() {
-                    for a in [p.first(), p.last(), p.first().wrapping_sub(1), p.last().wrapping_add(1)] {
-                        prop_assert_eq!(t.lookup(a), intervals.lookup(a), "address {:#x}", a);
-                    }
+                // The new version answers its routes, single and batched, and the version
+                // before still answers its own (an append wrote past its lines and cells).
+                let probes: Vec<u128> = table
+                    .iter()
+                    .chain(before.iter())
+                    .flat_map(|(p, _)| {
+                        [p.first(), p.last(), p.first().wrapping_sub(1), p.last().wrapping_add(1)]
+                    })
+                    .collect();
+                for (t, table) in [(&t, &table), (&old, &before)] {
+                    let intervals = Intervals::from_table(table);
+                    let want: Vec<Option<NextHop>> =
+                        probes.iter().map(|&a| intervals.lookup(a)).collect();
+                    let single: Vec<Option<NextHop>> = probes.iter().map(|&a| t.lookup(a)).collect();
+                    prop_assert_eq!(&single, &want);
+                    let mut batch = vec![None; probes.len()];
+                    t.lookup_batch(&probes, &mut batch).unwrap();
+                    prop_assert_eq!(&batch, &want);
+                    t.validate().unwrap();
                 }
-                t.validate().unwrap();
             }
         }
     }

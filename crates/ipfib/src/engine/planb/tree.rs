@@ -478,11 +478,11 @@ impl<A: Family> Tree<A> {
     /// keep the base address of the chunks around them. With every chunk there the tree has
     /// flat entries and one segment (the one-segment walk); with chunks elsewhere it stays
     /// paged, and the batched walk goes through this segment as its home
-    /// ([`Tree::home_chunk`]). `None`, with nothing appended, when there
-    /// is no such segment, `segment` has fallback cells (they stay with their own segment),
-    /// the lines or entries do not fit, or the segment has no room or was appended to by
-    /// another version derived from this one; the caller then puts the chunks in a new
-    /// segment ([`Tree::with_chunks_in`]).
+    /// ([`Tree::home_chunk`]). `segment`'s fallback cells follow that segment's, renumbered.
+    /// `None`, with nothing appended, when there is no such segment, the lines, entries or
+    /// cells do not fit, or the segment has no room or was appended to by another version
+    /// derived from this one; the caller then puts the chunks in a new segment
+    /// ([`Tree::with_chunks_in`]).
     pub(super) fn with_chunks_appended(
         &self,
         chunks: &[usize],
@@ -490,11 +490,12 @@ impl<A: Family> Tree<A> {
         segment: &SegmentBuilder<A>,
     ) -> Option<Parts<A>> {
         let home = self.appendable()?;
-        if segment.fallback.cells() > 0 || segment.lines.len() > self.segments[home].room() {
+        if segment.lines.len() > self.segments[home].room() {
             return None;
         }
         let base = self.segments[home].lines.len();
-        let (lines, entries) = segment.relocated(base, entries)?;
+        let cells = self.segments[home].fallback.cells();
+        let (lines, entries) = segment.relocated(base, cells, entries)?;
         let (mut live, mut users) = self.without(chunks);
         live[home] += lines.len();
         users[home] += chunks.len() as u32;
@@ -514,7 +515,7 @@ impl<A: Family> Tree<A> {
         } else {
             (Vec::new().into(), self.paged_with(chunks, &entries, home)?)
         };
-        let appended = self.segments[home].append(&lines)?;
+        let appended = self.segments[home].append(&lines, &segment.fallback)?;
         let mut segments = self.segments.clone();
         segments[home] = Arc::new(appended);
         retire_unused(&mut segments, &mut live, &mut users);
