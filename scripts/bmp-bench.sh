@@ -108,7 +108,8 @@ routes() { # follow's routes, from its last progress line
 # --only-best injection leaves out a few of the file's prefixes, so the final count is less
 # than the file's).
 t0=$(date +%s.%N)
-taskset -c "$cpu" gobgp -p "$api_a" mrt inject global --only-best "$work/full.mrt" &
+taskset -c "$cpu" gobgp -p "$api_a" mrt inject global --only-best "$work/full.mrt" \
+    >"$work/inject.log" 2>&1 &
 inject=$!
 : >"$work/counts"
 still=0 last=
@@ -128,6 +129,15 @@ while [ $still -lt 10 ]; do
     fi
     sleep 0.1
 done
+# An injection that failed, or left GoBGP with no route, is no dump to time.
+if ! wait "$inject"; then
+    echo "bmp-bench: gobgp mrt inject failed: $(tail -3 "$work/inject.log")"
+    exit 1
+fi
+if [ "$(tail -1 "$work/counts" | awk '{print $2}')" = 0 ]; then
+    echo "bmp-bench: B received no route from A after the injection ($(tail -3 "$work/inject.log"))"
+    exit 1
+fi
 python3 - "$t0" "$work/counts" <<'PY'
 import sys
 t0 = float(sys.argv[1])
