@@ -1,7 +1,6 @@
 //! What a feed of updates costs a reader on another core: one thread looks up a matched trace
 //! in batches of 64 (what `ipfib follow`'s readers call), always in the newest version, while
-//! another publishes versions of a PlanB table (IPv6 when FILE has IPv6 routes, else IPv4) as
-//! a live table's rebuilder makes them (a
+//! another publishes versions of a PlanB table as a live table's rebuilder makes them (a
 //! one-route partial rebuild, then compaction steps until none is left, each a version),
 //! `RATE` updates a second, in feed phases of one second alternated with quiet ones. Each quiet
 //! phase starts by settling the table into one segment, as the rebuilder does once the table
@@ -16,6 +15,9 @@
 //! the feed phase runs the command in `LIVE_FEED_SPAWN` (as `taskset -c 0 gobgp --help`)
 //! `RATE` times a second, one at a time, as `scripts/bmp-bench.sh` feeds GoBGP with its CLI:
 //! what the feed's source costs a reader that is not fed.
+//!
+//! The table is FILE's IPv6 routes when it has any, else its IPv4 routes (a file of both
+//! families measures IPv6 only).
 //!
 //! Prints the reader's rate in each phase and the median of the cycles' feed / quiet ratios
 //! (taken cycle by cycle, which holds on a machine whose speed drifts), and versions published

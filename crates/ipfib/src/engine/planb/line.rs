@@ -20,7 +20,8 @@ pub struct Segment<A: Family> {
     /// table's file, or a prefix of an arena with room to append.
     pub lines: Array<<A::Key as Key>::Line>,
     /// Cells a leaf position of this segment names with [`CELL`](super::layout::CELL), shared
-    /// with the segments appended from this one.
+    /// with the segments appended from this one without cells (an append with cells makes a
+    /// longer list: [`Segment::append`]).
     pub fallback: Arc<Fallback<A>>,
     /// The arena `lines` is a prefix of, when the segment has room to append.
     arena: Option<Arc<Arena<<A::Key as Key>::Line>>>,

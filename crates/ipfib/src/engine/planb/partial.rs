@@ -900,25 +900,39 @@ mod tests {
 
     /// In a live table a chunk with fallback cells is appended to the home segment like any
     /// other: its cells join the home segment's, renumbered past them (here past a cell of
-    /// another chunk), the table keeps flat entries and one segment, and the version before
-    /// keeps its own cells.
+    /// another chunk, then past dead ones too), the table keeps flat entries and one segment,
+    /// and the version before keeps its own cells. In both leaf formats (next hops below 2^16
+    /// make narrow leaves).
     #[test]
     fn ipv6_fallback_cells_join_the_home_segments_cells() {
+        for hop_base in [0u32, 100_000] {
+            fallback_cells_join_the_home_segments_cells(hop_base);
+        }
+    }
+
+    fn fallback_cells_join_the_home_segments_cells(hop_base: u32) {
         let db8 = 0x2001_0db8u128 << 96;
         let a00 = 0x2a00u128 << 112;
+        let q7 = Prefix::new(db8 | (7 << 80) | (1 << 64), 64).unwrap();
         let mut table: RouteTable<u128> = (0..100u128)
-            .map(|i| (Prefix::new(db8 | (i << 80), 48).unwrap(), i as u32))
+            .map(|i| {
+                (
+                    Prefix::new(db8 | (i << 80), 48).unwrap(),
+                    hop_base + i as u32,
+                )
+            })
             .chain([
-                (Prefix::new(a00 | (3 << 64), 64).unwrap(), 500),
-                (Prefix::new(db8 | (7 << 80) | (1 << 64), 64).unwrap(), 501),
+                (Prefix::new(a00 | (3 << 64), 64).unwrap(), hop_base + 500),
+                (q7, hop_base + 501),
             ])
             .collect();
         let old = PlanB::build(&table, &live_options(Backend::Scalar)).unwrap();
+        assert_eq!(old.tree().narrow(), hop_base == 0, "leaf format");
         let home_cells = old.tree().segment(0).fallback.cells();
         assert_eq!(home_cells, 2, "a cell in each chunk");
         let before = table.clone();
         let p = Prefix::new(db8 | (5 << 80) | (9 << 64), 64).unwrap();
-        table.insert(p, 999);
+        table.insert(p, hop_base + 999);
         let mut new =
             PlanB::from_parts(old.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
         assert_eq!(
@@ -950,15 +964,21 @@ mod tests {
             answers(&new, &table);
         }
         answers(&old, &before);
-        // Changed again: renumbered past the dead cells too.
+        // Changed again, with the other cell's route given a new next hop, so that a cell
+        // number renumbered wrongly onto an earlier copy of that cell answers the old hop.
+        let with_p = table.clone();
         table.remove(p);
-        let newer =
-            PlanB::from_parts(new.partial_parts(&table, &[p]).unwrap(), Backend::Scalar).unwrap();
+        table.insert(q7, hop_base + 502);
+        let newer = PlanB::from_parts(
+            new.partial_parts(&table, &[p, q7]).unwrap(),
+            Backend::Scalar,
+        )
+        .unwrap();
         assert_eq!(newer.tree().segments().len(), 1);
         assert!(newer.tree().segment(0).fallback.cells() > home_cells + 2);
         assert_eq!(new.tree().segment(0).fallback.cells(), home_cells + 2);
         answers(&newer, &table);
-        answers(&new, &before.iter().chain([(p, 999)]).collect());
+        answers(&new, &with_p);
     }
 
     /// Any address, or one of few in four chunks (two bits set per byte below the chunk), so
