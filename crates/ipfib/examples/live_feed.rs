@@ -195,18 +195,19 @@ impl Feed {
             );
             let during = phase_rate(start, from);
             println!(
-            "cycle {cycle}: quiet {quiet:6.1} M/s, feed {during:6.1} M/s ({:.1} %), {} versions",
-            100.0 * during / quiet,
-            published - before
-        );
+                "cycle {cycle}: quiet {quiet:6.1} M/s, feed {during:6.1} M/s ({:.1} %), \
+                 {} versions",
+                100.0 * during / quiet,
+                published - before
+            );
             ratios.push(during / quiet);
         }
         done.store(true, Ordering::Relaxed);
         reader.join().expect("reader");
         ratios.sort_by(f64::total_cmp);
         println!(
-            "feed / quiet: median {:.1} % (min {:.1}, max {:.1}) over {cycles} cycles, {} routes, \
-         {rate} updates/s, compaction {}",
+            "feed / quiet: median {:.1} % (min {:.1}, max {:.1}) over {cycles} cycles, \
+             {} routes, {rate} updates/s, compaction {}",
             100.0 * ratios[cycles / 2],
             100.0 * ratios[0],
             100.0 * ratios[cycles - 1],
