@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Issue 35's targets for `ipfib follow`, through GoBGP (opt-in; not part of the test command):
-#   1. a full IPv4 table (the 577,703 prefixes of ipv4-bgpdump-et-20151023, written as a
-#      TABLE_DUMP_V2 RIB by scripts/fib-to-mrt-rib.py with synthetic attributes) injected into
-#      speaker A: the time until B's Adj-RIB-In from A is complete (GoBGP's own time) against
-#      the time until follow's table is (both from the start of the injection), and routes/s;
-#   2. steady updates: N adds and N withdrawals of /24s through GoBGP's API, one `gobgp global
-#      rib add|del` at a time (as fast as the CLI goes), and follow's visibility from receipt
-#      (its per-interval p50/p99 lines while they run);
+#   1. a full table injected into speaker A: the time until B's Adj-RIB-In from A is complete
+#      (GoBGP's own time) against the time until follow's table is (both from the start of the
+#      injection), and routes/s. IPv4 (the default): the 577,703 prefixes of
+#      ipv4-bgpdump-et-20151023; FAMILY=6: the 228,726 of ipv6-ris-dfz10-20241220; each written
+#      as a TABLE_DUMP_V2 RIB by scripts/fib-to-mrt-rib.py with synthetic attributes;
+#   2. steady updates: N adds and N withdrawals through GoBGP's API (IPv4 /24s in 100.64.0.0/10,
+#      or IPv6 /48s in 2001:db8::/32, a /16 chunk that holds fallback cells in the DFZ table),
+#      one `gobgp global rib add|del` at a time (as fast as the CLI goes), and follow's
+#      visibility from receipt (its per-interval p50/p99 lines while they run);
 #   3. lookups during the feed: READERS threads of follow (`--readers`) look up a matched trace
 #      of the table all along; their rate in the intervals with steady updates against the
 #      quiet intervals just before them (same table, same process), and, since this kind of
@@ -21,7 +23,8 @@
 # the rest of follow to FOLLOW_CPU.
 #
 # Usage: scripts/bmp-bench.sh [IPFIB]   (default: the test profile's binary, opt-level 2;
-# STEADY=N adds and N withdrawals, 500 by default; READERS=N lookup threads, default 1;
+# FAMILY=6 for the IPv6 table and updates; STEADY=N adds and N withdrawals, 500 by default;
+# READERS=N lookup threads, default 1;
 # QUIET=S seconds of quiet intervals before the steady part, default 6)
 set -euo pipefail
 
@@ -35,7 +38,12 @@ reader_cpus=${READER_CPUS:-}
 quiet=${QUIET:-6}
 cycles=${CYCLES:-5}
 quiet_cycle=${QUIET_CYCLE:-3}
-fib="$root/../shared/data/ipv4/ipv4-bgpdump-et-20151023.txt.gz"
+family=${FAMILY:-4}
+case $family in
+4) fib="$root/../shared/data/ipv4/ipv4-bgpdump-et-20151023.txt.gz" ;;
+6) fib="$root/../shared/data/ipv6/ipv6-ris-dfz10-20241220.txt.gz" ;;
+*) echo "bmp-bench: FAMILY is 4 or 6, not $family"; exit 1 ;;
+esac
 ipfib=${1:-${CARGO_TARGET_DIR:-$root/target}/debug/ipfib}
 [ -x "$ipfib" ] || cargo build --quiet --profile test -p ipfib-cli --bin ipfib
 command -v gobgpd >/dev/null || { echo "bmp-bench: gobgpd is not installed"; exit 1; }
@@ -60,12 +68,13 @@ taskset -pc "$cpu" $$ >/dev/null
 # shellcheck source=scripts/bmp-gobgp-lib.sh
 source "$root/scripts/bmp-gobgp-lib.sh"
 
-# RIB_MRT=FILE (uncompressed TABLE_DUMP_V2) injects that instead of the full table (a quicker
-# run of the steady-update part).
+# RIB_MRT=FILE (uncompressed TABLE_DUMP_V2 of FAMILY's routes) injects that instead of the
+# full table (a quicker run of the steady-update part).
 if [ -n "${RIB_MRT:-}" ]; then
     cp "$RIB_MRT" "$work/full.mrt"
+    in_file="the file"
 else
-    pin python3 scripts/fib-to-mrt-rib.py "$fib" "$work/full.mrt"
+    in_file=$(pin python3 scripts/fib-to-mrt-rib.py "$fib" "$work/full.mrt" | awk '{print $1}')
 fi
 
 reader_args=()
@@ -97,7 +106,7 @@ start_b
 start_a
 established 30 || { echo "bmp-bench: no session"; exit 1; }
 
-received() { # B's routes received from A (only IPv4 is injected)
+received() { # B's routes received from A (one family is injected)
     gobgp -p "$api_b" neighbor 127.0.0.1 2>/dev/null | awk '/Received:/ {print $2; exit}'
 }
 routes() { # follow's routes, from its last progress line
@@ -138,15 +147,16 @@ if [ "$(tail -1 "$work/counts" | awk '{print $2}')" = 0 ]; then
     echo "bmp-bench: B received no route from A after the injection ($(tail -3 "$work/inject.log"))"
     exit 1
 fi
-python3 - "$t0" "$work/counts" <<'PY'
+python3 - "$t0" "$work/counts" "$in_file" <<'PY'
 import sys
 t0 = float(sys.argv[1])
+in_file = f"{int(sys.argv[3]):,}" if sys.argv[3].isdigit() else sys.argv[3]
 rows = [tuple(map(float, l.split())) for l in open(sys.argv[2]) if len(l.split()) == 3]
 final = int(rows[-1][1])
 g = next(t for t, b, f in rows if b == final) - t0
 f = next(t for t, b, f in rows if f == final) - t0
 first = next((t for t, b, f in rows if f > 0), t0) - t0
-print(f"dump: {final} routes (of 577,703 in the file); GoBGP (B's adj-in complete) {g:.1f} s, "
+print(f"dump: {final} routes (of {in_file}); GoBGP (B's adj-in complete) {g:.1f} s, "
       f"ipfib follow complete {f:.1f} s (first route at {first:.1f} s): ratio {f / g:.2f}, "
       f"{final / f:,.0f} routes/s")
 PY
@@ -166,7 +176,16 @@ print(f'memory: follow RSS {r / 2**20:.0f} MiB with {n} routes of one peer = {r 
 quiet_mark=$(wc -l <"$work/follow.log")
 sleep "$quiet"
 
-# Steady updates: adds, then withdrawals, of /24s in 203.0.113.0/24 .. (class 100.64/10).
+# Steady updates: adds, then withdrawals, of prefix number i (FAMILY's /24 or /48 above).
+prefix() {
+    if [ "$family" = 4 ]; then
+        echo "100.$((64 + $1 / 256)).$(($1 % 256)).0/24"
+    else
+        printf '2001:db8:%x::/48\n' "$1"
+    fi
+}
+hop=192.0.2.9
+[ "$family" = 4 ] || hop=2001:db8::9
 mark=$(wc -l <"$work/follow.log")
 t1=$(date +%s.%N)
 paused=0
@@ -175,10 +194,10 @@ for c in $(seq 0 $((cycles - 1))); do
     first=$((c * per))
     last=$(((c + 1) * per < steady ? (c + 1) * per : steady))
     for i in $(seq "$first" $((last - 1))); do
-        pin gobgp -p "$api_a" global rib add -a ipv4 "100.$((64 + i / 256)).$((i % 256)).0/24" nexthop 192.0.2.9
+        pin gobgp -p "$api_a" global rib add -a "ipv$family" "$(prefix "$i")" nexthop "$hop"
     done
     for i in $(seq "$first" $((last - 1))); do
-        pin gobgp -p "$api_a" global rib del -a ipv4 "100.$((64 + i / 256)).$((i % 256)).0/24"
+        pin gobgp -p "$api_a" global rib del -a "ipv$family" "$(prefix "$i")"
     done
     if [ "$c" -lt $((cycles - 1)) ]; then
         sleep "$quiet_cycle"
@@ -238,4 +257,4 @@ wait "$follow_pid" || true
 python3 -c "
 import json; d = json.load(open('$work/follow.json'))
 print(f\"follow's report: {d['updates']} updates, visible p50 {d['visible_us_p50']:.0f} us p99 {d['visible_us_p99']:.0f} us (whole run), peak RSS {d['peak_rss_bytes'] >> 20} MiB\")"
-echo "bmp-bench: CPU $(lscpu | sed -n 's/^Model name: *//p'), gobgpd on CPU $cpu, follow on CPU $follow_cpu${reader_cpus:+, its readers on CPU $reader_cpus}, $(date -u +%F)"
+echo "bmp-bench: IPv$family, CPU $(lscpu | sed -n 's/^Model name: *//p'), gobgpd on CPU $cpu, follow on CPU $follow_cpu${reader_cpus:+, its readers on CPU $reader_cpus}, $(date -u +%F)"

@@ -39,6 +39,7 @@ use super::builder::{
 use super::fallback::Fallback;
 use super::layout::{chunk_of, Answer, Decoded, Family, Key, DIRECT_BITS, LEAF_ENTRY};
 use super::pages::MAX_SEGMENTS;
+use super::staged;
 use super::tree::Parts;
 use super::PlanB;
 use crate::interval::Intervals;
@@ -322,12 +323,24 @@ impl<A: Family> PlanB<A> {
     }
 
     /// Every chunk's tree copied into one segment with room to append (`None` when there is
-    /// one already, with no dead lines and room left): the layout a full build gives, without
-    /// rebuilding a tree, so the walk is the one-segment walk again and the lines of replaced
-    /// trees are freed. Work proportional to the table.
-    pub(super) fn merged_parts(&self, interrupted: &dyn Fn() -> bool) -> Option<Parts<A>> {
+    /// one already, with no dead lines and room left, and staged tables where `stage` asks
+    /// for them): the layout a full build gives, without rebuilding a tree, so the walk is the
+    /// one-segment walk again and the lines of replaced trees are freed. Work proportional to
+    /// the table. The staged tables are made (by the caller's `from_parts`) only with `stage`:
+    /// their choice cannot be interrupted, and an update arriving during a merge of the IPv6
+    /// DFZ table waited for it (see `compact` in `mod.rs`).
+    pub(super) fn merged_parts(
+        &self,
+        stage: bool,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Option<Parts<A>> {
         let tree = self.tree();
-        if tree.pages().is_empty() && tree.live()[0] >= tree.lines() && !tree.room_spent() {
+        let unstaged = stage && self.staged.is_none() && staged::stages_structure(self);
+        if tree.pages().is_empty()
+            && tree.live()[0] >= tree.lines()
+            && !tree.room_spent()
+            && !unstaged
+        {
             return None;
         }
         let mut segment = SegmentBuilder::<A>::new(self.tree().narrow());
@@ -342,7 +355,11 @@ impl<A: Family> PlanB<A> {
                 entries.push(self.copy_chunk(c, &mut segment, &mut copied, &mut cells)?);
             }
         }
-        self.tree().with_chunks_in(&chunks, &entries, segment, true)
+        let mut parts = self
+            .tree()
+            .with_chunks_in(&chunks, &entries, segment, true)?;
+        parts.stage = stage;
+        Some(parts)
     }
 
     /// One bounded step of compaction: live chunks of the segments with dead space (more than a
@@ -575,7 +592,7 @@ mod tests {
         assert!(rounds > 2, "{rounds} rounds");
         agrees(&t, &table, &probes(&table));
         let merged =
-            PlanB::from_parts(t.merged_parts(&|| false).unwrap(), Backend::Scalar).unwrap();
+            PlanB::from_parts(t.merged_parts(true, &|| false).unwrap(), Backend::Scalar).unwrap();
         assert!(merged.tree().pages().is_empty() && merged.tree().segment(0).has_arena());
         assert!(!merged.tree().room_spent() && merged.lines() < t.lines());
         agrees(&merged, &table, &probes(&table));
@@ -758,15 +775,15 @@ mod tests {
         assert!(steps > 1, "bounded steps: {steps}");
         // Settling copies every tree into one segment: the one-segment walk again (unless
         // interrupted).
-        assert!(t.merged_parts(&|| true).is_none());
+        assert!(t.merged_parts(true, &|| true).is_none());
         let merged =
-            PlanB::from_parts(t.merged_parts(&|| false).unwrap(), Backend::Scalar).unwrap();
+            PlanB::from_parts(t.merged_parts(true, &|| false).unwrap(), Backend::Scalar).unwrap();
         assert_eq!(merged.tree().segments().len(), 1);
         assert!(
             merged.tree().pages().is_empty(),
             "one segment: flat entries again"
         );
-        assert!(merged.merged_parts(&|| false).is_none());
+        assert!(merged.merged_parts(true, &|| false).is_none());
         agrees(&merged, &table, &probes(&table));
         // Segments in use (emptied ones keep their numbers as placeholders).
         let used = t.tree().users().iter().filter(|&&u| u > 0).count();
@@ -864,7 +881,7 @@ mod tests {
             t.tree().entry(0x0a02) & LEAF_ENTRY != 0,
             "rebuilt, still one leaf"
         );
-        if let Some(parts) = t.merged_parts(&|| false) {
+        if let Some(parts) = t.merged_parts(true, &|| false) {
             t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
         }
         agrees(&t, &table, &probes(&table));
@@ -1037,7 +1054,7 @@ mod tests {
             }
             agrees(&t, &table, &probes(&table));
             // Settling: one segment with flat entries again.
-            if let Some(parts) = t.merged_parts(&|| false) {
+            if let Some(parts) = t.merged_parts(true, &|| false) {
                 t = PlanB::from_parts(parts, Backend::Scalar).unwrap();
                 prop_assert!(t.tree().pages().is_empty());
             }

@@ -84,7 +84,7 @@ pub(super) struct Parts<A: Family> {
     /// Whether the table makes staged tables (when its structure takes them): not after a
     /// partial rebuild that appended to its segment, whose publish would pay for the choice
     /// of sub-tables (work proportional to the table) where the paged tables it replaces
-    /// had none; the next merge makes them.
+    /// had none; the next settling merge makes them (`PlanB::compact`).
     pub(super) stage: bool,
 }
 

@@ -363,7 +363,7 @@ fn split_pairs(entries: &[u32]) -> Vec<u32> {
 
 /// Whether `t`'s structure takes staged tables, whatever the CPU: an IPv6 table of a depth
 /// the staged walk is compiled for, in one segment, whose entries have room for the marks.
-fn stages_structure<A: Family>(t: &PlanB<A>) -> bool {
+pub(super) fn stages_structure<A: Family>(t: &PlanB<A>) -> bool {
     let lines = t.tree().lines();
     let ipv6_keys = A::COARSE_BITS - DIRECT_BITS == KEY_BITS;
     A::STAGED
@@ -1123,9 +1123,34 @@ mod tests {
         .unwrap();
         assert_eq!(appended.tree().segments().len(), 1);
         assert!(appended.staged.is_none(), "not staged after an append");
-        let merged =
-            PlanB::from_parts(appended.merged_parts(&|| false).unwrap(), planb.backend()).unwrap();
-        assert!(merged.staged.is_some(), "staged again after the merge");
+        // A merge while updates arrive leaves the staged tables out; a settling one makes them,
+        // even when there is nothing else to merge.
+        let merged = PlanB::from_parts(
+            appended.merged_parts(false, &|| false).unwrap(),
+            planb.backend(),
+        )
+        .unwrap();
+        assert_eq!(merged.tree().segments().len(), 1);
+        assert!(
+            merged.staged.is_none(),
+            "not staged by a merge without stage"
+        );
+        assert!(merged.merged_parts(false, &|| false).is_none());
+        let settled = PlanB::from_parts(
+            merged.merged_parts(true, &|| false).unwrap(),
+            planb.backend(),
+        )
+        .unwrap();
+        assert!(
+            settled.staged.is_some(),
+            "staged again after a settling merge"
+        );
+        assert!(settled.merged_parts(true, &|| false).is_none());
+        assert_eq!(
+            settled.staged.as_ref().map(|s| s.splits()),
+            planb.staged.as_ref().map(|s| s.splits()),
+            "the same choice as the full build's"
+        );
     }
 
     /// Batches of every shape through `lookup_batch_raw` and `lookup_batch_bytes_raw`: blocks the sample stages (random
