@@ -37,7 +37,7 @@ use super::builder::{
     chunk_content, chunk_prefix, depth_for, narrow_fits, project, SegmentBuilder,
 };
 use super::fallback::Fallback;
-use super::layout::{chunk_of, Answer, Decoded, Family, Key, DIRECT_BITS, LEAF_ENTRY};
+use super::layout::{chunk_of, entry_line, Answer, Decoded, Family, Key, DIRECT_BITS, LEAF_ENTRY};
 use super::pages::MAX_SEGMENTS;
 use super::staged;
 use super::tree::Parts;
@@ -132,6 +132,33 @@ fn touched<A: Family>(changed: &[Prefix<A>]) -> Option<Vec<usize>> {
     chunks.sort_unstable();
     chunks.dedup();
     (chunks.len() <= MAX_TOUCHED).then_some(chunks)
+}
+
+/// The trees [`PlanB::copy_chunk`] copied: (segment, entry line) to the new entry. The last
+/// one found or copied is kept apart, so a run of chunks sharing one tree (most of an IPv6
+/// table's 65,536 chunks are one-answer chunks, in long runs) costs no hashing.
+#[derive(Default)]
+struct Copied {
+    last: Option<((usize, usize), u32)>,
+    all: HashMap<(usize, usize), u32>,
+}
+
+impl Copied {
+    fn get(&mut self, tree: (usize, usize)) -> Option<u32> {
+        match self.last {
+            Some((t, e)) if t == tree => Some(e),
+            _ => {
+                let e = *self.all.get(&tree)?;
+                self.last = Some((tree, e));
+                Some(e)
+            }
+        }
+    }
+
+    fn insert(&mut self, tree: (usize, usize), entry: u32) {
+        self.all.insert(tree, entry);
+        self.last = Some((tree, entry));
+    }
 }
 
 impl<A: Family> PlanB<A> {
@@ -283,21 +310,24 @@ impl<A: Family> PlanB<A> {
 
     /// Copies `chunk`'s lines into `into` (inner links moved by the offset, fallback cells
     /// copied and renumbered); returns its direct entry there ([`LEAF_ENTRY`] kept). `copied`
-    /// maps (segment, entry line) to the new entry, so lines several chunks share are copied
-    /// once. `None` when a renumbered cell no longer fits a narrow leaf's 16-bit slot (the
-    /// caller gives up; a full build chooses the format anew).
+    /// has the trees copied before, so lines several chunks share are copied once. `None`
+    /// when a renumbered cell no longer fits a narrow leaf's 16-bit slot (the caller gives up;
+    /// a full build chooses the format anew).
     fn copy_chunk(
         &self,
         chunk: usize,
         into: &mut SegmentBuilder<A>,
-        copied: &mut HashMap<(usize, usize), u32>,
+        copied: &mut Copied,
         cells: &mut HashMap<(usize, u32), u32>,
     ) -> Option<u32> {
-        let (seg, entry, first_leaf, last) = self.tree().span(chunk);
-        if let Some(&e) = copied.get(&(seg, entry)) {
+        // A tree copied already is found from the chunk's entry, without walking to its
+        // leaves (`span`).
+        let (seg, direct) = self.tree().chunk(chunk);
+        if let Some(e) = copied.get((seg, entry_line(direct) as usize)) {
             return Some(e);
         }
-        let leaf_entry = self.tree().entry(chunk) & LEAF_ENTRY;
+        let (seg, entry, first_leaf, last) = self.tree().span(chunk);
+        let leaf_entry = direct & LEAF_ENTRY;
         let narrow = self.tree().narrow();
         let segment = self.tree().segment(seg);
         let base = into.lines.len();
@@ -344,7 +374,7 @@ impl<A: Family> PlanB<A> {
             return None;
         }
         let mut segment = SegmentBuilder::<A>::new(self.tree().narrow());
-        let (mut copied, mut cells) = (HashMap::new(), HashMap::new());
+        let (mut copied, mut cells) = (Copied::default(), HashMap::new());
         let chunks: Vec<usize> = (0..1usize << DIRECT_BITS).collect();
         let mut entries = Vec::with_capacity(chunks.len());
         for run in chunks.chunks(MERGE_POLL) {
@@ -430,7 +460,7 @@ impl<A: Family> PlanB<A> {
             return None;
         }
         let mut segment = SegmentBuilder::<A>::new(self.tree().narrow());
-        let (mut copied, mut cells) = (HashMap::new(), HashMap::new());
+        let (mut copied, mut cells) = (Copied::default(), HashMap::new());
         let (mut moved, mut entries) = (Vec::new(), Vec::new());
         for chunk in 0..1usize << DIRECT_BITS {
             if chunk % MERGE_POLL == 0 && interrupted() {

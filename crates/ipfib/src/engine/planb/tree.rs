@@ -386,6 +386,11 @@ impl<A: Family> Tree<A> {
     /// chunks' old lines are dead (a one-answer chain may still serve other chunks: it stays
     /// counted), and their old segments have one user fewer each.
     fn without(&self, chunks: &[usize]) -> (Vec<usize>, Vec<u32>) {
+        if chunks.len() == 1 << DIRECT_BITS {
+            // Every chunk leaves (a merge): no line stays used. Walking each chunk's tree
+            // (`span`) to find that was a sixth of a merge of dfz10.
+            return (vec![0; self.live.len()], vec![0; self.users.len()]);
+        }
         let mut live = self.live.clone();
         let mut users = self.users.clone();
         for &chunk in chunks {
