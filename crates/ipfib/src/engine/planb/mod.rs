@@ -76,7 +76,8 @@ pub struct PlanB<A: Family> {
     cpu: crate::cpu::Cpu,
     /// The direct table with the chunks it answers alone marked, and sub-tables for chunks
     /// mostly answered a few bits further down, for the staged batch (`staged`); `None` where
-    /// that batch does not run (IPv4, several segments).
+    /// that batch does not run (IPv4, several segments), and in a live table from a partial
+    /// rebuild or a compaction step until the next settling merge (`compact`).
     staged: Option<staged::Staged>,
 }
 

@@ -476,7 +476,13 @@ impl<A: Family> PlanB<A> {
             return None;
         }
 
-        self.tree().with_chunks_in(&moved, &entries, segment, false)
+        let mut parts = self
+            .tree()
+            .with_chunks_in(&moved, &entries, segment, false)?;
+        // A step that leaves one segment is a merge while updates may arrive: the staged
+        // tables wait for settling, as in `merged_parts`.
+        parts.stage = false;
+        Some(parts)
     }
 }
 
