@@ -38,10 +38,19 @@ reader_cpus=${READER_CPUS:-}
 quiet=${QUIET:-6}
 cycles=${CYCLES:-5}
 quiet_cycle=${QUIET_CYCLE:-3}
+# The family decides the table, and the steady updates' prefix number i and next hop.
 family=${FAMILY:-4}
 case $family in
-4) fib="$root/../shared/data/ipv4/ipv4-bgpdump-et-20151023.txt.gz" ;;
-6) fib="$root/../shared/data/ipv6/ipv6-ris-dfz10-20241220.txt.gz" ;;
+4)
+    fib="$root/../shared/data/ipv4/ipv4-bgpdump-et-20151023.txt.gz"
+    prefix() { echo "100.$((64 + $1 / 256)).$(($1 % 256)).0/24"; }
+    hop=192.0.2.9
+    ;;
+6)
+    fib="$root/../shared/data/ipv6/ipv6-ris-dfz10-20241220.txt.gz"
+    prefix() { printf '2001:db8:%x::/48\n' "$1"; }
+    hop=2001:db8::9
+    ;;
 *) echo "bmp-bench: FAMILY is 4 or 6, not $family"; exit 1 ;;
 esac
 ipfib=${1:-${CARGO_TARGET_DIR:-$root/target}/debug/ipfib}
@@ -176,16 +185,7 @@ print(f'memory: follow RSS {r / 2**20:.0f} MiB with {n} routes of one peer = {r 
 quiet_mark=$(wc -l <"$work/follow.log")
 sleep "$quiet"
 
-# Steady updates: adds, then withdrawals, of prefix number i (FAMILY's /24 or /48 above).
-prefix() {
-    if [ "$family" = 4 ]; then
-        echo "100.$((64 + $1 / 256)).$(($1 % 256)).0/24"
-    else
-        printf '2001:db8:%x::/48\n' "$1"
-    fi
-}
-hop=192.0.2.9
-[ "$family" = 4 ] || hop=2001:db8::9
+# Steady updates: adds, then withdrawals, of prefix number i (`prefix`, by family, above).
 mark=$(wc -l <"$work/follow.log")
 t1=$(date +%s.%N)
 paused=0
